@@ -1,0 +1,5 @@
+"""`python -m contam_cli` runs the command line."""
+
+from contam_cli.cli import main
+
+main()

@@ -1,0 +1,40 @@
+"""The `contam` command line: thin commands over the library, one module per command."""
+
+from __future__ import annotations
+
+import typer
+
+from contam_cli._version import __version__
+from contam_cli.cli.scan import scan_command
+
+app = typer.Typer(
+    name="contam",
+    help="Find eval benchmark examples that leaked into training data, with evidence.",
+    rich_markup_mode="rich",
+    pretty_exceptions_show_locals=False,
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"contam {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """contam: benchmark contamination checks for LLM training data."""
+
+
+app.command("scan")(scan_command)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

@@ -1,0 +1,86 @@
+"""`contam scan`: overlap, longest exact run and evidence per example; exit 0, 1 or 2."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from typing import Annotated
+
+import typer
+
+from contam_cli.cli import common as c
+from contam_cli.records import iter_files, write_atomic
+from contam_cli.render import OutputFormat, render_json
+from contam_cli.render.table import render_table
+from contam_cli.scan import ScanOptions, scan
+
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the JSON report on stdout (same as --format json).")
+]
+
+
+def scan_command(
+    eval_paths: c.EvalArg,
+    corpus: c.CorpusOpt = None,
+    source: c.SourceOpt = None,
+    ngram_size: c.NgramOpt = 13,
+    field: c.FieldOpt = None,
+    corpus_field: c.CorpusFieldOpt = None,
+    id_field: c.IdFieldOpt = None,
+    roles: c.RolesOpt = None,
+    include: c.IncludeOpt = None,
+    exclude: c.ExcludeOpt = None,
+    min_overlap: c.MinOverlapOpt = 0.5,
+    min_run: c.MinRunOpt = 30,
+    threshold: c.ThresholdOpt = None,
+    thresholds: c.ThresholdsOpt = None,
+    json_out: JsonOpt = False,
+    fmt: FormatOpt = OutputFormat.table,
+    report: c.ReportOpt = None,
+    redact: c.RedactOpt = False,
+    no_fail: c.NoFailOpt = False,
+    jobs: c.JobsOpt = 0,
+    chunk_size: c.ChunkOpt = 1 << 20,
+    no_casefold: c.NoCasefoldOpt = False,
+    no_nfkc: c.NoNfkcOpt = False,
+    progress: c.ProgressOpt = None,
+    debug: c.DebugOpt = False,
+) -> None:
+    """Check every eval example against the corpus: overlap, longest verbatim run, evidence.
+
+    Exit code 0: nothing flagged; 1: contamination found; 2: usage or input error.
+    """
+    with c.handle_errors(debug):
+        sources = c.corpus_argument(corpus, source)
+        opts = ScanOptions(
+            n=ngram_size,
+            norm=c.norm_config(no_nfkc, no_casefold),
+            eval_spec=c.text_spec(field, roles, id_field),
+            corpus_spec=c.text_spec(corpus_field, roles),
+            include=tuple(include or ()),
+            exclude=tuple(exclude or ()),
+            chunk_bytes=chunk_size,
+            jobs=jobs,
+            redact=redact,
+        )
+        policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
+        total = sum(
+            f.stat().st_size
+            for ps in sources.values()
+            for p in ps
+            for f in iter_files(p, opts.include, opts.exclude)
+        )
+        with c.progress_bar(progress, total, "scanning corpus") as tick:
+            result = scan(eval_paths, sources, policy=policy, options=opts, progress=tick)
+        inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
+        if report is not None:
+            write_atomic(report, render_json(result), inputs=inputs)
+        if json_out or fmt is OutputFormat.json:
+            sys.stdout.write(render_json(result))
+        else:
+            tty = sys.stdout.isatty()
+            width = shutil.get_terminal_size((200, 24)).columns
+            sys.stdout.write(render_table(result, color=tty, width=width))
+    if result.contaminated and not no_fail:
+        raise typer.Exit(c.EXIT_FOUND)

@@ -1,0 +1,43 @@
+"""Errors the library raises; the CLI turns each into a one-line message and exit code 2."""
+
+from __future__ import annotations
+
+
+class ContamError(Exception):
+    """Base class for every error contam reports to a user (exit code 2)."""
+
+
+class InputError(ContamError):
+    """Bad input: a malformed record, invalid UTF-8, a missing field, an empty file, duplicate ids.
+
+    The message always starts with ``path:line:`` (or ``path:`` when no line applies), so a user can
+    jump straight to the offending record.
+    """
+
+    def __init__(self, path: object, message: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.detail = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class UsageError(ContamError):
+    """A combination of options that cannot work (the CLI maps it to exit code 2)."""
+
+
+class OutputError(ContamError):
+    """A refused or failed write: over an input, into an input directory, a non-empty directory."""
+
+
+class IndexMismatchError(ContamError):
+    """A persisted index was built with a different configuration than the one asked for."""
+
+
+class MissingExtraError(ContamError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        super().__init__(
+            f'this needs the optional dependency {module!r}: pip install "contam-cli[{extra}]"'
+        )

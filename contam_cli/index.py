@@ -1,0 +1,156 @@
+"""EvalIndex: every n-gram of the eval set, as sorted hashes with their (example, position) places.
+
+The eval set is small and the corpus huge, so the eval side is indexed and the corpus streamed
+past it: memory grows with the eval set, never with the corpus.
+
+Layout (all numpy, CSR style):
+
+* ``grams``   sorted distinct n-gram hashes (uint64, length M);
+* ``occ_ptr`` / ``occ_ex`` / ``occ_pos``: gram ``u`` occurs in example ``occ_ex[j]`` at token
+  position ``occ_pos[j]`` for ``j`` in ``occ_ptr[u]:occ_ptr[u+1]``;
+* ``ex_ptr`` / ``ex_gram``: example ``e``'s distinct grams are ``ex_gram[ex_ptr[e]:ex_ptr[e+1]]``;
+* a packed bitset over the top bits of every gram, a cache-resident prefilter that rejects almost
+  every corpus n-gram before the exact binary search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from contam_cli.ngrams import Tokenizer
+from contam_cli.text import DEFAULT_NORM, NormConfig
+
+__all__ = ["EvalIndex", "build_eval_index"]
+
+_BATCH_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, eq=False)
+class EvalIndex:
+    """The n-grams of an eval set, ready for membership tests and run finding."""
+
+    n: int
+    norm: NormConfig
+    n_tokens: np.ndarray
+    """int64 token count of each example."""
+    grams: np.ndarray
+    occ_ptr: np.ndarray
+    occ_ex: np.ndarray
+    occ_pos: np.ndarray
+    ex_ptr: np.ndarray
+    ex_gram: np.ndarray
+    bits: np.ndarray
+    """Packed prefilter bitset (uint8) over the top `bits_log2` bits of each gram."""
+    bits_log2: int
+
+    @property
+    def n_examples(self) -> int:
+        return len(self.n_tokens)
+
+    @property
+    def total_ngrams(self) -> np.ndarray:
+        """Distinct n-grams per example (0 for unscorable examples)."""
+        return np.diff(self.ex_ptr)
+
+    @property
+    def scorable(self) -> np.ndarray:
+        return self.n_tokens >= self.n
+
+    def lookup(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in `hashes` that are eval n-grams, and the index into `grams` of each."""
+        if len(self.grams) == 0 or len(hashes) == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty
+        top = hashes >> np.uint64(64 - self.bits_log2)
+        maybe = (self.bits[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1
+        cand = np.flatnonzero(maybe)
+        found = np.searchsorted(self.grams, hashes[cand])
+        found[found == len(self.grams)] = 0
+        exact = self.grams[found] == hashes[cand]
+        return cand[exact], found[exact]
+
+
+def build_eval_index(
+    texts: Sequence[str],
+    n: int,
+    norm: NormConfig = DEFAULT_NORM,
+    tokenizer: Tokenizer | None = None,
+) -> EvalIndex:
+    """Index the n-grams of every text in `texts` (example ``e`` is ``texts[e]``)."""
+    if n < 1:
+        raise ValueError("n must be >= 1")
+    tk = tokenizer or Tokenizer(norm)
+    n_tokens, gram_parts, ex_parts, pos_parts = [], [], [], []
+    for first, batch in _batches(texts):
+        stream = tk.tokens(batch)
+        counts = np.bincount(stream.doc, minlength=len(batch))
+        n_tokens.append(counts)
+        grams, win = tk.ngrams(stream, n)
+        doc = stream.doc[win]
+        doc_first = np.cumsum(counts) - counts
+        gram_parts.append(grams)
+        ex_parts.append(doc + first)
+        pos_parts.append(win - doc_first[doc])
+    grams = _cat(gram_parts, np.uint64)
+    ex = _cat(ex_parts, np.int64)
+    pos = _cat(pos_parts, np.int64)
+    return _assemble(n, norm, _cat(n_tokens, np.int64), grams, ex, pos)
+
+
+def _batches(texts: Sequence[str]) -> list[tuple[int, list[str]]]:
+    out: list[tuple[int, list[str]]] = []
+    batch: list[str] = []
+    first = size = 0
+    for i, t in enumerate(texts):
+        batch.append(t)
+        size += len(t)
+        if size >= _BATCH_BYTES:
+            out.append((first, batch))
+            batch, first, size = [], i + 1, 0
+    if batch or not out:
+        out.append((first, batch))
+    return out
+
+
+def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+def _assemble(
+    n: int,
+    norm: NormConfig,
+    n_tokens: np.ndarray,
+    grams: np.ndarray,
+    ex: np.ndarray,
+    pos: np.ndarray,
+) -> EvalIndex:
+    order = np.lexsort((pos, ex, grams))
+    grams, ex, pos = grams[order], ex[order], pos[order]
+    uniq, first, inverse = np.unique(grams, return_index=True, return_inverse=True)
+    occ_ptr = np.append(first, len(grams)).astype(np.int64)
+    # Distinct (example, gram) pairs, grouped by example.
+    pair = np.unique(ex * max(1, len(uniq)) + inverse)
+    pair_ex, ex_gram = pair // max(1, len(uniq)), pair % max(1, len(uniq))
+    ex_ptr = np.searchsorted(pair_ex, np.arange(len(n_tokens) + 1)).astype(np.int64)
+    bits_log2 = int(min(30, max(20, np.ceil(np.log2(max(1, len(uniq)) * 32)))))
+    bits = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
+    top = uniq >> np.uint64(64 - bits_log2)
+    np.bitwise_or.at(
+        bits, top >> np.uint64(3), np.left_shift(1, (top & np.uint64(7))).astype(np.uint8)
+    )
+    return EvalIndex(
+        n=n,
+        norm=norm,
+        n_tokens=n_tokens,
+        grams=uniq,
+        occ_ptr=occ_ptr,
+        occ_ex=ex.astype(np.int32),
+        occ_pos=pos.astype(np.int32),
+        ex_ptr=ex_ptr,
+        ex_gram=ex_gram.astype(np.int64),
+        bits=bits,
+        bits_log2=bits_log2,
+    )

@@ -1,0 +1,38 @@
+"""Plain values shared by every module: records and where they came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Locator:
+    """Where a record lives, for evidence, error messages and byte-exact rewriting.
+
+    ``span`` is the half-open byte range of the record's raw bytes in the (decompressed) file:
+    the line without its line terminator for JSONL/TXT lines, the element's text for a JSON array,
+    the whole file for a one-document TXT file.
+    """
+
+    path: str
+    line: int | None = None
+    """1-based line number where the record starts (None when unknown, e.g. a generator)."""
+    record: int | None = None
+    """0-based ordinal of the record within its file (every format)."""
+    span: tuple[int, int] | None = None
+
+    def __str__(self) -> str:
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.record is not None:
+            return f"{self.path}[{self.record}]"
+        return self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One eval example or one corpus document: an id, its text, and where it came from."""
+
+    id: str
+    text: str
+    locator: Locator

@@ -1,0 +1,277 @@
+"""Stable 64-bit token and n-gram hashes, computed over whole chunks of text with numpy.
+
+The hash is part of contam's file formats (persisted indexes), so it is defined here once, in
+plain arithmetic modulo 2**64, and pinned by tests:
+
+* a token (its normalized UTF-8 bytes, ``L`` of them, read as little-endian 64-bit words
+  ``w_0 .. w_m``, the last one zero-padded) hashes to ``fmix64(sum(w_k * P**k) + L * K)``;
+* an n-gram of token hashes ``t_0 .. t_{n-1}`` hashes to ``fmix64(sum(t_j * Q**j) + n * K)``.
+
+Token words are gathered straight out of the chunk's bytes (one unaligned 8-byte load per token
+and word), and the n-gram sum comes from one prefix sum over the chunk: the sum over ``[s, e)``
+is ``(C[e] - C[s]) * Q**-s`` (Q is odd, hence invertible modulo 2**64), so the cost is a few
+numpy passes, independent of n. ``fmix64`` (the MurmurHash3 finalizer) spreads the polynomials'
+weak low bits over the whole word.
+
+ASCII text takes the vectorized path entirely. A "word" (maximal run of bytes that are not ASCII
+separators) holding any non-ASCII byte is tokenized by :func:`contam_cli.text.tokenize` and its
+token hashes are cached by the word's bytes, so Python only sees words it has never seen before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from contam_cli.text import DEFAULT_NORM, NormConfig, tokenize
+
+__all__ = [
+    "HASH_NAME",
+    "TokenStream",
+    "Tokenizer",
+    "token_hash",
+    "ngram_hash",
+    "ngram_hashes",
+    "fmix64",
+]
+
+#: Name and version of the hash definition, recorded in reports and persisted indexes.
+HASH_NAME = "contam-poly64/1"
+
+_M64 = (1 << 64) - 1
+_P = 0x9E3779B97F4A7C15  # byte multiplier (odd)
+_Q = 0xC2B2AE3D27D4EB4F  # token multiplier (odd)
+_K = 0x165667B19E3779F9  # length salt
+_F1 = 0xFF51AFD7ED558CCD
+_F2 = 0xC4CEB9FE1A85EC53
+_P_INV = pow(_P, -1, 1 << 64)
+_Q_INV = pow(_Q, -1, 1 << 64)
+
+_U64 = np.uint64
+
+
+def _fmix_int(x: int) -> int:
+    x ^= x >> 33
+    x = (x * _F1) & _M64
+    x ^= x >> 33
+    x = (x * _F2) & _M64
+    return x ^ (x >> 33)
+
+
+def token_hash(token: str) -> int:
+    """The stable hash of one (already normalized) token.
+
+    >>> hex(token_hash("the"))
+    '0x975d7c19563ff109'
+    """
+    data = token.encode("utf-8")
+    acc, p = 0, 1
+    for k in range(0, len(data), 8):
+        acc = (acc + int.from_bytes(data[k : k + 8], "little") * p) & _M64
+        p = (p * _P) & _M64
+    return _fmix_int((acc + len(data) * _K) & _M64)
+
+
+def ngram_hash(token_hashes: list[int]) -> int:
+    """The stable hash of one n-gram, given its tokens' hashes (reference implementation)."""
+    acc, q = 0, 1
+    for t in token_hashes:
+        acc = (acc + t * q) & _M64
+        q = (q * _Q) & _M64
+    return _fmix_int((acc + len(token_hashes) * _K) & _M64)
+
+
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer, in place on a uint64 array (returned for chaining)."""
+    x ^= x >> _U64(33)
+    x *= _U64(_F1)
+    x ^= x >> _U64(33)
+    x *= _U64(_F2)
+    x ^= x >> _U64(33)
+    return x
+
+
+class _Powers:
+    """Growable tables of m**i and m**-i modulo 2**64."""
+
+    def __init__(self, mult: int, inv: int) -> None:
+        self.mult, self.inv = mult, inv
+        self.fwd = np.ones(1, dtype=_U64)
+        self.bwd = np.ones(1, dtype=_U64)
+
+    def ensure(self, size: int) -> None:
+        if size <= len(self.fwd):
+            return
+        size = max(size, 2 * len(self.fwd))
+        self.fwd = _power_table(self.mult, size)
+        self.bwd = _power_table(self.inv, size)
+
+
+def _power_table(mult: int, size: int) -> np.ndarray:
+    out = np.full(size, mult, dtype=_U64)
+    out[0] = 1
+    # NOTE: uint64 cumprod wraps modulo 2**64, which is exactly the arithmetic wanted here.
+    return np.cumprod(out, out=out)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenStream:
+    """Token hashes of a chunk of documents, with the document and byte offset of each token."""
+
+    hashes: np.ndarray
+    """uint64 token hashes, in text order."""
+    doc: np.ndarray
+    """int64 index (into the chunk's documents) of each token's document."""
+
+
+_PAD = b"\n" * 9  # trailing separators: every 8-byte load of a token stays inside the buffer
+_WORD_MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [_M64], dtype=_U64)
+_WORD_POW = np.array([pow(_P, k, 1 << 64) for k in range(8)], dtype=_U64)
+_MAX_VECTOR_WORDS = 8
+
+
+def _word_hashes(tb: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Token hashes of the words ``tb[s:s+L]`` (ASCII already lowercased), all at once."""
+    # A uint64 view at every byte offset: element i is the 8 bytes starting at tb[i].
+    words = np.ndarray(shape=(len(tb) - 7,), dtype="<u8", buffer=tb, strides=(1,))
+    acc = words[starts] & _WORD_MASK[np.minimum(lengths, 8)]
+    active = np.flatnonzero(lengths > 8)
+    k = 1
+    while len(active) and k < _MAX_VECTOR_WORDS:
+        rest = lengths[active] - 8 * k
+        w = words[starts[active] + 8 * k] & _WORD_MASK[np.minimum(rest, 8)]
+        acc[active] += w * _WORD_POW[k]
+        k += 1
+        active = active[lengths[active] > 8 * k]
+    for i in active.tolist():  # rare very long tokens (URLs, base64): one at a time
+        acc[i] = _long_word_sum(tb[starts[i] : starts[i] + lengths[i]])
+    acc += lengths.astype(_U64) * _U64(_K)
+    return fmix64(acc)
+
+
+def _long_word_sum(data: bytes) -> int:
+    padded = data + b"\0" * (-len(data) % 8)
+    w = np.frombuffer(padded, dtype="<u8")
+    return int(np.sum(w * _power_table(_P, len(w)), dtype=_U64))
+
+
+# Bytes that separate tokens: every ASCII byte that is not a letter or digit.
+_SEPARATORS = bytes(b for b in range(128) if not chr(b).isalnum())
+
+
+def _translate_table(casefold: bool) -> bytes:
+    table = bytearray(range(256))
+    for b in _SEPARATORS:
+        table[b] = 0x20
+    if casefold:
+        for b in range(ord("A"), ord("Z") + 1):
+            table[b] = b + 32
+    return bytes(table)
+
+
+class Tokenizer:
+    """Turns documents into token hashes and n-gram hashes; one per process, reused per chunk.
+
+    >>> tk = Tokenizer()
+    >>> [hex(int(h)) for h in tk.tokens(["The"]).hashes] == [hex(token_hash("the"))]
+    True
+    """
+
+    def __init__(self, norm: NormConfig = DEFAULT_NORM, cache_limit: int = 1 << 20) -> None:
+        self.norm = norm
+        self._table = _translate_table(norm.casefold)
+        self._toks = _Powers(_Q, _Q_INV)
+        self._cache: dict[bytes, np.ndarray] = {}
+        self._cache_limit = cache_limit
+        self._empty = np.zeros(0, dtype=_U64)
+
+    def tokens(self, docs: list[bytes] | list[str]) -> TokenStream:
+        """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""
+        raw = [d.encode("utf-8") if isinstance(d, str) else d for d in docs]
+        buf = b"\n" + b"\n".join(raw) + _PAD
+        lengths = np.fromiter((len(d) + 1 for d in raw), dtype=np.int64, count=len(raw))
+        doc_starts = np.cumsum(lengths) - lengths + 1  # where each document's bytes begin in buf
+        return self._tokens(buf, doc_starts)
+
+    def _tokens(self, buf: bytes, doc_starts: np.ndarray) -> TokenStream:
+        tb = buf.translate(self._table)
+        arr = np.frombuffer(tb, dtype=np.uint8)
+        word = arr != 0x20
+        # buf starts and ends with separators, so word edges alternate start, end, start, ...
+        edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+        starts, ends = edges[0::2], edges[1::2]
+        hashes = _word_hashes(tb, starts, ends - starts)
+        # Words before each document start -> the document of every word, without a per-word search.
+        first_word = np.searchsorted(starts, doc_starts)
+        run_doc = np.repeat(
+            np.arange(len(doc_starts), dtype=np.int64), np.diff(first_word, append=len(starts))
+        )
+        if not tb.isascii():
+            return self._with_nonascii(buf, arr, starts, ends, hashes, run_doc)
+        return TokenStream(hashes, run_doc)
+
+    def _with_nonascii(
+        self,
+        buf: bytes,
+        arr: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        hashes: np.ndarray,
+        run_doc: np.ndarray,
+    ) -> TokenStream:
+        high = np.flatnonzero(arr >= 0x80)
+        special = np.unique(np.searchsorted(starts, high, side="right") - 1)
+        parts = [self._word_hashes(buf[starts[r] : ends[r]]) for r in special.tolist()]
+        counts = np.array([len(p) for p in parts], dtype=np.int64)
+        if (counts == 1).all():  # the common case: each such word is one token ("café")
+            hashes[special] = np.concatenate(parts) if parts else hashes[special]
+            return TokenStream(hashes, run_doc)
+        per_word = np.ones(len(starts), dtype=np.int64)
+        per_word[special] = counts
+        out = np.repeat(hashes, per_word)
+        slots = np.repeat(np.cumsum(per_word)[special] - counts, counts)
+        slots += np.arange(len(slots)) - np.repeat(np.cumsum(counts) - counts, counts)
+        if len(slots):
+            out[slots] = np.concatenate(parts)
+        return TokenStream(out, np.repeat(run_doc, per_word))
+
+    def _word_hashes(self, word: bytes) -> np.ndarray:
+        hit = self._cache.get(word)
+        if hit is None:
+            toks = tokenize(word.decode("utf-8"), self.norm)
+            hit = np.array([token_hash(t) for t in toks], dtype=_U64) if toks else self._empty
+            if len(self._cache) >= self._cache_limit:
+                self._cache.clear()
+            self._cache[word] = hit
+        return hit
+
+    def ngrams(self, stream: TokenStream, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """N-gram hashes of `stream` that lie inside one document, and their first token index."""
+        total = len(stream.hashes)
+        if total < n:
+            return self._empty, np.zeros(0, dtype=np.int64)
+        self._toks.ensure(total + 1)
+        prefix = np.empty(total + 1, dtype=_U64)
+        prefix[0] = 0
+        np.multiply(stream.hashes, self._toks.fwd[:total], out=prefix[1:])
+        np.cumsum(prefix, out=prefix)
+        grams = (prefix[n:] - prefix[: total - n + 1]) * self._toks.bwd[: total - n + 1]
+        grams += _U64((n * _K) & _M64)
+        fmix64(grams)
+        inside = stream.doc[n - 1 :] == stream.doc[: total - n + 1]
+        if inside.all():
+            return grams, np.arange(len(grams), dtype=np.int64)
+        where = np.flatnonzero(inside)
+        return grams[where], where
+
+
+def ngram_hashes(text: str, n: int, norm: NormConfig = DEFAULT_NORM) -> np.ndarray:
+    """The uint64 hashes of every n-gram of `text`, in order (empty below n tokens).
+
+    >>> len(ngram_hashes("a b c d e", 3))
+    3
+    """
+    tk = Tokenizer(norm)
+    grams, _ = tk.ngrams(tk.tokens([text]), n)
+    return grams

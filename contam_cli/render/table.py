@@ -1,0 +1,103 @@
+"""The terminal table: most suspicious first, unscorable examples apart, a one-line summary."""
+
+from __future__ import annotations
+
+import io
+import os
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from contam_cli.report import ExampleResult, Report
+
+#: Clean rows shown after every flagged one (the JSON report always holds them all).
+DEFAULT_CLEAN_ROWS = 20
+
+
+def render_table(
+    report: Report, *, color: bool = False, width: int = 120, clean_rows: int = DEFAULT_CLEAN_ROWS
+) -> str:
+    """Render `report` as a table (ANSI colours only when `color`)."""
+    out = io.StringIO()
+    console = Console(
+        file=out,
+        force_terminal=color,
+        no_color=not color,
+        width=width,
+        highlight=False,
+        soft_wrap=False,
+    )
+    ranked = report.ranked()
+    shown = [e for e in ranked if e.flagged]
+    clean = [e for e in ranked if not e.flagged]
+    shown += clean[:clean_rows]
+    n = report.config.get("n")
+    if shown:
+        console.print(_table(shown, redact=report.redact))
+    hidden = len(clean) - min(len(clean), clean_rows)
+    if hidden:
+        console.print(f"... {hidden} more clean examples (see --json or --report)")
+    unscorable = report.unscorable
+    if unscorable:
+        console.print(f"Unscorable (fewer than n={n} tokens; not evidence of being clean):")
+        for e in unscorable:
+            console.print(f"  {e.id}  {e.n_tokens} tokens  {_eval_where(e)}")
+    summary = Text(report.summary_line(), style="bold red" if report.contaminated else "bold green")
+    console.print(summary)
+    return out.getvalue()
+
+
+def _table(rows: list[ExampleResult], redact: bool) -> Table:
+    t = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for name, justify in (
+        ("id", "left"),
+        ("overlap", "right"),
+        ("run", "right"),
+        ("z", "right"),
+        ("flag", "left"),
+        ("reasons", "left"),
+        ("where", "left"),
+    ):
+        t.add_column(
+            name,
+            justify=justify,
+            no_wrap=name in ("id", "overlap", "run", "z", "flag"),
+            overflow="fold",
+        )
+    for e in rows:
+        t.add_row(
+            e.id,
+            f"{e.overlap_fraction:.3f}",
+            str(e.longest_run),
+            f"{e.zscore:.2f}",
+            Text("FLAGGED", style="bold red") if e.flagged else Text(""),
+            "; ".join(str(r) for r in e.reasons),
+            _corpus_where(e),
+        )
+    return t
+
+
+def _corpus_where(e: ExampleResult) -> str:
+    ev = e.evidence
+    if ev is None:
+        return ""
+    place = _short(ev.path or "")
+    if ev.line is not None:
+        place += f":{ev.line}"
+    elif ev.record is not None:
+        place += f"[{ev.record}]"
+    return f"{ev.source}: {place}" if ev.source != "corpus" else place
+
+
+def _short(path: str) -> str:
+    """A path relative to the working directory when it lies below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _eval_where(e: ExampleResult) -> str:
+    return f"{e.eval_path}:{e.eval_line}" if e.eval_line is not None else e.eval_path

@@ -1,0 +1,436 @@
+"""scan(): read the eval set, index it, stream every corpus source past it, and build the Report."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from contam_cli._version import __version__
+from contam_cli.engine import ORDER_FILE_SHIFT, Accumulator, iter_batches
+from contam_cli.errors import UsageError
+from contam_cli.index import EvalIndex, build_eval_index
+from contam_cli.model import Locator, Record
+from contam_cli.ngrams import HASH_NAME, Tokenizer
+from contam_cli.policy import FlagPolicy, zscores
+from contam_cli.records import (
+    TextSpec,
+    iter_files,
+    iter_records,
+    read_eval,
+    sha256_file,
+)
+from contam_cli.report import ExampleResult, Report, SourceResult, fingerprint
+from contam_cli.text import DEFAULT_NORM, NormConfig, tokenize
+
+__all__ = ["scan", "Source", "ScanOptions", "resolve_sources", "load_eval"]
+
+PathLike = Union[str, "os.PathLike[str]"]  # noqa: UP007 - a runtime alias, valid on 3.10
+EvalInput = Union[PathLike, Sequence[PathLike], Iterable[Union[str, Record]], Mapping[str, str]]  # noqa: UP007
+CorpusInput = Union[PathLike, Sequence[PathLike], Iterable[Union[str, Record]]]  # noqa: UP007
+ProgressFn = Callable[[int], None]
+
+#: Uncompressed JSONL files larger than this are split into byte ranges for --jobs.
+SHARD_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named corpus: files on disk, or any iterable of texts/records (streamed once)."""
+
+    name: str
+    paths: tuple[Path, ...] = ()
+    stream: Iterable[str | Record] | None = None
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How to scan (everything except the inputs and the flag policy)."""
+
+    n: int = 13
+    norm: NormConfig = DEFAULT_NORM
+    eval_spec: TextSpec = TextSpec()
+    corpus_spec: TextSpec = TextSpec()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    chunk_bytes: int = 1 << 20
+    jobs: int = 1
+    redact: bool = False
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "normalization": self.norm.describe(),
+            "hash": HASH_NAME,
+        }
+
+
+def scan(
+    eval: EvalInput,
+    corpus: CorpusInput | Mapping[str, CorpusInput] | None = None,
+    *,
+    policy: FlagPolicy | None = None,
+    options: ScanOptions | None = None,
+    progress: ProgressFn | None = None,
+    **kwargs: Any,
+) -> Report:
+    """Check every eval example against the corpus; return a Report (nothing is printed).
+
+    `eval`: a path (str or Path), a list of Paths, or texts/records in memory (a list of str is
+    texts, never paths). `corpus`: the same, where an iterable of texts or records is streamed once,
+    so a generator can feed a corpus larger than memory; or a mapping of source name to any of
+    those. Keyword arguments override fields of :class:`ScanOptions`.
+
+    >>> r = scan(["the quick brown fox jumps"], ["so the quick brown fox jumps high"], n=3)
+    >>> r.examples[0].overlap_fraction, r.examples[0].longest_run
+    (1.0, 5)
+    """
+    opts = options or ScanOptions()
+    if kwargs:
+        from dataclasses import replace
+
+        opts = replace(opts, **kwargs)
+    if opts.n < 1:
+        raise UsageError("--ngram-size must be at least 1")
+    policy = policy or FlagPolicy()
+    records, eval_inputs = load_eval(eval, opts)
+    sources = resolve_sources(corpus, opts)
+    tk = Tokenizer(opts.norm)
+    index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
+    acc = run_sources(index, sources, opts, progress, tk)
+    inputs = {"eval": eval_inputs, "corpus": describe_sources(sources, acc, opts)}
+    return build_report(records, index, acc, policy, opts, inputs)
+
+
+def load_eval(eval: EvalInput, opts: ScanOptions) -> tuple[list[Record], list[dict[str, Any]]]:
+    """The eval records and a description of where they came from."""
+    if isinstance(eval, (str, os.PathLike)) or (
+        isinstance(eval, Sequence) and eval and all(isinstance(p, os.PathLike) for p in eval)
+    ):
+        paths = [eval] if isinstance(eval, (str, os.PathLike)) else list(eval)
+        records = read_eval(paths, opts.eval_spec, opts.include, opts.exclude)
+        return records, _describe_eval_files(paths, records, opts)
+    if isinstance(eval, Mapping):
+        items: Iterable[str | Record] = [
+            Record(str(k), v, Locator("<memory>", record=i))
+            for i, (k, v) in enumerate(eval.items())
+        ]
+    else:
+        items = eval
+    records = [_as_record(x, i, "<memory>") for i, x in enumerate(items)]
+    return records, [{"path": "<memory>", "sha256": None, "records": len(records)}]
+
+
+def _describe_eval_files(
+    paths: Sequence[PathLike], records: list[Record], opts: ScanOptions
+) -> list[dict[str, Any]]:
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r.locator.path] = counts.get(r.locator.path, 0) + 1
+    files = [f for p in paths for f in iter_files(p, opts.include, opts.exclude)]
+    return [
+        {"path": str(f), "sha256": sha256_file(f), "records": counts.get(str(f), 0)} for f in files
+    ]
+
+
+def _as_record(x: str | Record, i: int, where: str) -> Record:
+    if isinstance(x, Record):
+        return x
+    if isinstance(x, str):
+        return Record(str(i), x, Locator(where, record=i))
+    raise TypeError(f"expected str or Record, got {type(x).__name__}")
+
+
+def resolve_sources(
+    corpus: CorpusInput | Mapping[str, CorpusInput] | None, opts: ScanOptions
+) -> list[Source]:
+    """Turn the `corpus` argument into named sources."""
+    if corpus is None:
+        raise UsageError("no corpus given: use --corpus PATH or --source NAME=PATH")
+    if isinstance(corpus, Mapping):
+        return [_source(str(k), v, opts) for k, v in corpus.items()]
+    return [_source("corpus", corpus, opts)]
+
+
+def _source(name: str, value: CorpusInput, opts: ScanOptions) -> Source:
+    if isinstance(value, (str, os.PathLike)):
+        value = [value]
+    if isinstance(value, Sequence) and value and all(isinstance(v, os.PathLike) for v in value):
+        files: list[Path] = []
+        for p in value:
+            files.extend(iter_files(p, opts.include, opts.exclude))  # type: ignore[arg-type]
+        return Source(name, tuple(files))
+    return Source(name, stream=value)
+
+
+# -- running the corpus -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Shard:
+    source: int
+    items: tuple[tuple[int, str, tuple[int, int] | None], ...]
+    """(file ordinal within the source, path, byte range or None)."""
+    size: int
+
+
+def run_sources(
+    index: EvalIndex,
+    sources: list[Source],
+    opts: ScanOptions,
+    progress: ProgressFn | None,
+    tk: Tokenizer,
+) -> Accumulator:
+    """Stream every source past the index; in worker processes when opts.jobs > 1."""
+    acc = _new_acc(index, sources, opts.redact)
+    shards = [sh for s, src in enumerate(sources) for sh in _shards(s, src, opts)]
+    jobs = opts.jobs if opts.jobs > 0 else (os.cpu_count() or 1)
+    if jobs > 1 and len(shards) > 1:
+        _run_parallel(index, sources, opts, shards, jobs, acc, progress)
+    else:
+        for sh in shards:
+            _run_shard_into(acc, index, tk, sh, opts, progress)
+    for s, src in enumerate(sources):
+        if src.stream is not None:
+            for batch in iter_batches(_stream_records(src.stream), s, opts.chunk_bytes):
+                acc.add_batch(index, tk, batch)
+                if progress:
+                    progress(sum(len(r) for r in batch.raw))
+    return acc
+
+
+def _new_acc(index: EvalIndex, sources: list[Source], redact: bool) -> Accumulator:
+    return Accumulator(
+        n_sources=len(sources),
+        n_grams=len(index.grams),
+        n_examples=index.n_examples,
+        source_names=[s.name for s in sources],
+        redact=redact,
+    )
+
+
+def _stream_records(stream: Iterable[str | Record]) -> Iterator[tuple[Record, int]]:
+    for i, x in enumerate(stream):
+        yield _as_record(x, i, "<stream>"), i
+
+
+def _shards(s: int, src: Source, opts: ScanOptions) -> list[_Shard]:
+    items: list[tuple[int, str, tuple[int, int] | None, int]] = []
+    for ordinal, f in enumerate(src.paths):
+        size = f.stat().st_size
+        splittable = opts.jobs != 1 and size > SHARD_BYTES and f.suffix in (".jsonl", ".ndjson")
+        if splittable:
+            items.extend(
+                (ordinal, str(f), (a, min(a + SHARD_BYTES, size)), min(SHARD_BYTES, size - a))
+                for a in range(0, size, SHARD_BYTES)
+            )
+        else:
+            items.append((ordinal, str(f), None, size))
+    shards: list[_Shard] = []
+    group: list[tuple[int, str, tuple[int, int] | None]] = []
+    size_sum = 0
+    for ordinal, path, rng, size in items:
+        group.append((ordinal, path, rng))
+        size_sum += size
+        if size_sum >= SHARD_BYTES or rng is not None:
+            shards.append(_Shard(s, tuple(group), size_sum))
+            group, size_sum = [], 0
+    if group:
+        shards.append(_Shard(s, tuple(group), size_sum))
+    return shards
+
+
+def _shard_records(sh: _Shard, opts: ScanOptions) -> Iterator[tuple[Record, int]]:
+    for ordinal, path, rng in sh.items:
+        base = ordinal << ORDER_FILE_SHIFT
+        for k, rec in enumerate(
+            iter_records(path, role="corpus", spec=opts.corpus_spec, byte_range=rng)
+        ):
+            span = rec.locator.span
+            yield rec, base + (span[0] if span is not None else k)
+
+
+def _run_shard_into(
+    acc: Accumulator,
+    index: EvalIndex,
+    tk: Tokenizer,
+    sh: _Shard,
+    opts: ScanOptions,
+    progress: ProgressFn | None,
+) -> None:
+    for batch in iter_batches(_shard_records(sh, opts), sh.source, opts.chunk_bytes):
+        acc.add_batch(index, tk, batch)
+    if progress:
+        progress(sh.size)
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(index: EvalIndex, sources: list[Source], opts: ScanOptions) -> None:
+    _WORKER.update(index=index, sources=sources, opts=opts, tk=Tokenizer(opts.norm))
+
+
+def _work(sh: _Shard) -> Accumulator:
+    w = _WORKER
+    acc = _new_acc(w["index"], w["sources"], w["opts"].redact)
+    _run_shard_into(acc, w["index"], w["tk"], sh, w["opts"], None)
+    return acc
+
+
+def _run_parallel(
+    index: EvalIndex,
+    sources: list[Source],
+    opts: ScanOptions,
+    shards: list[_Shard],
+    jobs: int,
+    acc: Accumulator,
+    progress: ProgressFn | None,
+) -> None:
+    file_sources = [Source(s.name, s.paths) for s in sources]  # streams stay in this process
+    ctx = get_context("fork") if "fork" in _start_methods() else get_context()
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(shards)),
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(index, file_sources, opts),
+    ) as pool:
+        for sh, part in zip(shards, pool.map(_work, shards)):
+            acc.merge(part)
+            if progress:
+                progress(sh.size)
+
+
+def _start_methods() -> list[str]:
+    import multiprocessing
+
+    return multiprocessing.get_all_start_methods()
+
+
+def describe_sources(sources: list[Source], acc: Accumulator, opts: ScanOptions) -> list[dict]:
+    out = []
+    for s, src in enumerate(sources):
+        out.append(
+            {
+                "source": src.name,
+                "files": [str(p) for p in src.paths],
+                "streamed": src.stream is not None,
+                "documents": int(acc.documents[s]),
+                "text_bytes": int(acc.text_bytes[s]),
+            }
+        )
+    return out
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+def build_report(
+    records: list[Record],
+    index: EvalIndex,
+    acc: Accumulator,
+    policy: FlagPolicy,
+    opts: ScanOptions,
+    inputs: dict[str, Any],
+) -> Report:
+    """Combine the accumulated matches with the flag policy into per-example results."""
+    total = index.total_ngrams
+    scorable = index.scorable
+    per_src_matched = acc.matched_counts(index)
+    matched = acc.matched_any(index)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        overlap = np.where(scorable, matched / np.maximum(total, 1), 0.0)
+    run = acc.best_len.max(axis=0) if len(acc.source_names) else np.zeros(len(records), np.int64)
+    z = np.zeros(len(records))
+    z[scorable] = zscores(overlap[scorable])
+    names = acc.source_names
+    results = []
+    for e, rec in enumerate(records):
+        results.append(
+            _example_result(
+                e,
+                rec,
+                index,
+                acc,
+                policy,
+                names,
+                per_src_matched,
+                matched,
+                total,
+                overlap,
+                run,
+                z,
+                bool(scorable[e]),
+            )
+        )
+    config = {**opts.describe(), "policy": policy.describe()}
+    stats = {
+        "scorable": int(scorable.sum()),
+        "overlap_mean": float(overlap[scorable].mean()) if scorable.any() else None,
+        "overlap_std": float(overlap[scorable].std()) if scorable.any() else None,
+        "eval_ngrams_distinct": int(len(index.grams)),
+        "corpus_documents": int(acc.documents.sum()),
+        "corpus_text_bytes": int(acc.text_bytes.sum()),
+    }
+    return Report(tuple(results), config, inputs, __version__, opts.redact, stats)
+
+
+def _example_result(
+    e: int,
+    rec: Record,
+    index: EvalIndex,
+    acc: Accumulator,
+    policy: FlagPolicy,
+    names: list[str],
+    per_src_matched: np.ndarray,
+    matched: np.ndarray,
+    total: np.ndarray,
+    overlap: np.ndarray,
+    run: np.ndarray,
+    z: np.ndarray,
+    scorable: bool,
+) -> ExampleResult:
+    per_source: dict[str, SourceResult] = {}
+    for s, name in enumerate(names):
+        if per_src_matched[s, e] > 0:
+            per_source[name] = SourceResult(
+                int(per_src_matched[s, e]),
+                float(per_src_matched[s, e] / total[e]),
+                int(acc.best_len[s, e]),
+            )
+    best_s = int(np.argmax(acc.best_len[:, e])) if names and acc.best_len[:, e].max() > 0 else None
+    best_source = names[best_s] if best_s is not None else None
+    reasons: tuple = ()
+    if scorable:
+        reasons = tuple(
+            policy.reasons(
+                overlap=float(overlap[e]),
+                run=int(run[e]),
+                z=float(z[e]),
+                per_source={k: (v.overlap_fraction, v.longest_run) for k, v in per_source.items()},
+            )
+        )
+    return ExampleResult(
+        id=rec.id,
+        eval_path=rec.locator.path,
+        eval_line=rec.locator.line,
+        n_tokens=int(index.n_tokens[e]),
+        total_ngrams=int(total[e]),
+        matched_ngrams=int(matched[e]),
+        overlap_fraction=float(overlap[e]) if scorable else None,
+        longest_run=int(run[e]) if scorable else None,
+        zscore=round(float(z[e]), 6) if scorable else None,
+        flagged=bool(reasons),
+        reasons=reasons,
+        best_source=best_source,
+        matched_sources=tuple(per_source),
+        per_source=per_source,
+        evidence=acc.evidence.get((best_s, e)) if best_s is not None else None,
+        fingerprint=fingerprint(tokenize(rec.text, index.norm), best_source),
+    )

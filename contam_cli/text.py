@@ -1,0 +1,156 @@
+"""Normalization and tokenization: one definition of "the same words" for eval sets and corpora.
+
+The order of the steps matters and is fixed:
+
+1. Unicode NFKC, so full-width forms, ligatures and compatibility characters become their plain
+   equivalents ("ＡＢＣ" -> "ABC", "ﬁ" -> "fi") before anything compares them;
+2. casefold (not lower), so "ß" and "SS", or "Σ" and final "ς", compare equal;
+3. tokens are maximal runs of Unicode letters and digits; everything else (spaces, punctuation,
+   symbols, underscores) separates tokens, so curly versus straight quotes or re-spacing cannot hide
+   a leak;
+4. characters of scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
+   Khmer, Myanmar) are one token each, so Chinese and Japanese text gets usable n-grams.
+
+The byte-level fast path in :mod:`contam_cli.ngrams` produces exactly the tokens of
+:func:`tokenize`; a property test holds the two together.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["NormConfig", "normalize", "tokenize", "token_spans", "SEGMENTED_RANGES"]
+
+#: Code point ranges whose characters are one token each (scripts without spaces between words).
+SEGMENTED_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x19E0, 0x19FF),  # Khmer symbols
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3005, 0x3005),  # ideographic iteration mark
+    (0x3007, 0x3007),  # ideographic number zero
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3038, 0x303B),
+    (0x3040, 0x309F),  # Hiragana
+    (0x30A0, 0x30FF),  # Katakana
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width Katakana
+    (0x20000, 0x3134F),  # CJK extensions B..G
+)
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+
+
+_SEG = _char_class(SEGMENTED_RANGES)
+# NOTE: `[^\W_]` is "a Unicode letter or digit" in Python's re (\w minus the underscore).
+_TOKEN_RE = re.compile(f"[{_SEG}]|[^\\W_{_SEG}]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NormConfig:
+    """How text is normalized before tokenizing. Recorded in every report and index.
+
+    >>> NormConfig().describe()
+    {'unicode': 'NFKC', 'casefold': True, 'tokens': 'letters-digits+segmented-scripts'}
+    >>> normalize("Ｃａｆé Straße", NormConfig(casefold=False))
+    'Café Straße'
+    """
+
+    nfkc: bool = True
+    """Apply Unicode NFKC (compatibility composition) first."""
+    casefold: bool = True
+    """Casefold after NFKC ("Straße" -> "strasse")."""
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "unicode": "NFKC" if self.nfkc else "none",
+            "casefold": self.casefold,
+            "tokens": "letters-digits+segmented-scripts",
+        }
+
+
+DEFAULT_NORM = NormConfig()
+
+
+def normalize(text: str, config: NormConfig = DEFAULT_NORM) -> str:
+    """Return `text` after NFKC and casefolding (each as configured). Idempotent.
+
+    >>> normalize("ＨＥＬＬＯ Straße")
+    'hello strasse'
+    """
+    if config.nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    if config.casefold:
+        text = text.casefold()
+        if config.nfkc:
+            # NOTE: casefolding can produce text that is not NFKC-stable (rare compatibility
+            # characters); a second pass makes normalize() idempotent.
+            text = unicodedata.normalize("NFKC", text)
+    return text
+
+
+def tokenize(text: str, config: NormConfig = DEFAULT_NORM) -> list[str]:
+    """Split `text` into normalized tokens.
+
+    >>> tokenize("The cat's “hat”, ＴＨＥ end!")
+    ['the', 'cat', 's', 'hat', 'the', 'end']
+    >>> tokenize("東京は晴れ")
+    ['東', '京', 'は', '晴', 'れ']
+    >>> tokenize("ΟΔΟΣ οδος")
+    ['οδοσ', 'οδοσ']
+    """
+    return _TOKEN_RE.findall(normalize(text, config))
+
+
+def token_spans(text: str, config: NormConfig = DEFAULT_NORM) -> list[tuple[int, int]]:
+    """Character offsets ``(start, end)`` in the ORIGINAL `text` of each token of :func:`tokenize`.
+
+    Used for evidence, not on the hot path. Normalization can change lengths ("ﬁ" -> "fi"), so
+    offsets are found by normalizing growing prefixes of each non-ASCII word; a token that starts
+    or ends inside one original character maps to that whole character.
+
+    >>> t = "Ｔｈｅ ﬁsh"
+    >>> [t[a:b] for a, b in token_spans(t)]
+    ['Ｔｈｅ', 'ﬁsh']
+    """
+    spans: list[tuple[int, int]] = []
+    for word in _WORD_RE.finditer(text):
+        start, chunk = word.start(), word.group()
+        if chunk.isascii():
+            spans.extend(
+                (start + m.start(), start + m.end()) for m in _ASCII_TOKEN_RE.finditer(chunk)
+            )
+            continue
+        spans.extend((start + a, start + b) for a, b in _nonascii_spans(chunk, config))
+    return spans
+
+
+def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:
+    # plen[j] = length of normalize(chunk[:j]); maps normalized offsets back to original ones.
+    plen = [len(normalize(chunk[:j], config)) for j in range(len(chunk) + 1)]
+    out = []
+    for m in _TOKEN_RE.finditer(normalize(chunk, config)):
+        a = max(j for j in range(len(chunk) + 1) if plen[j] <= m.start())
+        b = min(j for j in range(len(chunk) + 1) if plen[j] >= m.end())
+        while b < len(chunk) and plen[b + 1] == plen[b]:  # trailing combining marks
+            b += 1
+        out.append((a, max(b, a + 1)))
+    return out
+
+
+# A "word" is a maximal run of characters that are not ASCII separators; ASCII separators can
+# never be part of, or join, tokens, so each word is tokenized on its own.
+_WORD_RE = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
+_ASCII_TOKEN_RE = re.compile(r"[0-9A-Za-z]+")

@@ -1,0 +1,47 @@
+"""Shared test helpers: fixture paths, file factories and a pinned Rich console."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+CD = FIXTURES / "contamination_detector"
+DECONTAM = FIXTURES / "decontam_example"
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rich output as a wide, non-interactive terminal, whatever the machine running the tests."""
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+@pytest.fixture
+def write_jsonl(tmp_path: Path) -> Callable[..., Path]:
+    """Factory: write records (dicts or str) as JSONL and return the path."""
+
+    def make(name: str, records: list, *, raw: bytes | None = None) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if raw is not None:
+            path.write_bytes(raw)
+        else:
+            path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        return path
+
+    return make
+
+
+@pytest.fixture
+def chdir_tmp(tmp_path: Path) -> Path:
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    yield tmp_path
+    os.chdir(old)

@@ -1,0 +1,143 @@
+"""The command line: exit codes, outputs, error messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CD, DECONTAM
+from typer.testing import CliRunner
+
+from contam_cli.cli import app
+
+runner = CliRunner()
+BENCH = str(CD / "examples" / "benchmark.jsonl")
+CORPUS = str(CD / "examples" / "corpus")
+
+
+def run(*args: str):  # noqa: ANN201
+    return runner.invoke(app, list(args))
+
+
+def test_scan_table_and_exit_code_1() -> None:
+    result = run("scan", BENCH, "--corpus", CORPUS)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:7] == ["id", "overlap", "run", "z", "flag", "reasons", "where"]
+    assert lines[1].split()[:5] == ["q1", "1.000", "23", "1.22", "FLAGGED"]
+    assert "doc_contaminated.txt:3" in lines[1]
+    assert lines[-1] == "5 examples: 2 flagged, 3 clean, 0 unscorable"
+
+
+def test_clean_scan_exits_0() -> None:
+    result = run(
+        "scan", str(DECONTAM / "eval.jsonl"), "-c", str(CD / "examples" / "corpus"), "-n", "8"
+    )
+    assert result.exit_code == 0, result.output
+    assert "0 flagged" in result.stdout
+
+
+def test_no_fail() -> None:
+    assert run("scan", BENCH, "--corpus", CORPUS, "--no-fail").exit_code == 0
+
+
+def test_unscorable_listed_apart() -> None:
+    result = run("scan", str(CD / "derived" / "mixed_examples.jsonl"), "--corpus", CORPUS)
+    assert result.exit_code == 1, result.output
+    assert "Unscorable (fewer than n=13 tokens" in result.stdout
+    assert "s1  2 tokens" in result.stdout
+    assert result.stdout.splitlines()[-1] == "4 examples: 2 flagged, 1 clean, 1 unscorable"
+
+
+def test_json_is_deterministic_strict_and_versioned(tmp_path: Path) -> None:
+    a = run("scan", str(CD / "derived" / "mixed_examples.jsonl"), "--corpus", CORPUS, "--json")
+    b = run("scan", str(CD / "derived" / "mixed_examples.jsonl"), "--corpus", CORPUS, "--json")
+    assert a.exit_code == 1 and a.stdout == b.stdout
+    assert "NaN" not in a.stdout
+    data = json.loads(a.stdout)
+    assert data["schema"] == "contam.scan/1" and data["tool"]["name"] == "contam"
+    assert data["config"]["n"] == 13 and data["config"]["normalization"]["unicode"] == "NFKC"
+    assert data["config"]["policy"]["min_overlap"] == 0.5
+    s1 = data["examples"][0]
+    assert s1["id"] == "s1" and s1["overlap_fraction"] is None and s1["longest_run"] is None
+    assert data["inputs"]["eval"][0]["records"] == 4
+
+
+def test_report_file_and_redact(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    result = run("scan", BENCH, "--corpus", CORPUS, "--report", str(out), "--redact", "--no-fail")
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "Canberra" not in text and "photon" not in text
+    assert json.loads(text)["examples"][0]["evidence"]["char_start"] == 41
+
+
+def test_report_never_overwrites_an_input(tmp_path: Path) -> None:
+    bench = tmp_path / "b.jsonl"
+    bench.write_bytes(Path(BENCH).read_bytes())
+    result = run("scan", str(bench), "--corpus", CORPUS, "--report", str(bench))
+    assert result.exit_code == 2
+    assert bench.read_bytes() == Path(BENCH).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        pytest.param(
+            b'{"id": "a", "text": "x y z"}\n{"id": "b", "text": \n', "bad.jsonl:2:", id="malformed"
+        ),
+        pytest.param(b'{"id": "a", "text": "caf\xe9"}\n', "bad.jsonl:1:", id="invalid-utf8"),
+        pytest.param(b'{"id": "a", "body": "x"}\n', "bad.jsonl:1:", id="missing-field"),
+        pytest.param(b"", "bad.jsonl", id="empty"),
+        pytest.param(
+            b'{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n',
+            "bad.jsonl:2:",
+            id="duplicate-id",
+        ),
+    ],
+)
+def test_bad_eval_input_exits_2_with_file_and_line(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(content)
+    report = tmp_path / "out.json"
+    result = run("scan", str(bad), "--corpus", CORPUS, "--report", str(report))
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not report.exists()
+
+
+def test_missing_corpus_and_bad_source() -> None:
+    assert run("scan", BENCH).exit_code == 2
+    assert run("scan", BENCH, "--corpus", "/nonexistent/x").exit_code == 2
+    result = run("scan", BENCH, "--source", "novalue")
+    assert result.exit_code == 2 and "NAME=PATH" in result.stderr
+
+
+def test_named_sources() -> None:
+    result = run("scan", BENCH, "--source", f"web={CORPUS}", "--json", "--no-fail")
+    data = json.loads(result.stdout)
+    assert data["examples"][0]["best_source"] == "web"
+    assert data["examples"][0]["matched_sources"] == ["web"]
+
+
+def test_python_dash_m_and_version() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "contam_cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith("contam ")
+
+
+def test_every_command_has_help_and_is_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for cmd in app.registered_commands:
+        assert cmd.callback.__doc__, cmd.name
+        assert f"contam {cmd.name}" in readme, cmd.name

@@ -1,0 +1,81 @@
+"""The stable hash: pinned values, and the vectorized path equal to the plain definition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contam_cli.ngrams import Tokenizer, ngram_hash, ngram_hashes, token_hash
+from contam_cli.text import NormConfig, tokenize
+
+
+# NOTE: persisted indexes depend on these values; a change here is a format change (bump HASH_NAME).
+def test_pinned_token_hashes() -> None:
+    # NOTE: persisted indexes depend on these values; changing them is a format change
+    # (bump HASH_NAME).
+    assert token_hash("the") == 0x975D7C19563FF109
+    assert token_hash("café") == 0xB4B76824C3AC984A
+    assert token_hash("北") == 0x35BB346487FE00AD
+    # tokens longer than 64 bytes take a separate path in the vectorized code
+    assert int(Tokenizer().tokens(["X" * 100]).hashes[0]) == token_hash("x" * 100)
+
+
+def test_pinned_ngram_hash() -> None:
+    grams = ngram_hashes("The quick brown fox", 3)
+    assert [hex(int(g)) for g in grams] == ["0xdd6477bb30bc4b68", "0x3cd6fa099abaab39"]
+
+
+def _reference(texts: list[str], n: int, norm: NormConfig = NormConfig()) -> list[int]:
+    out = []
+    for t in texts:
+        th = [token_hash(x) for x in tokenize(t, norm)]
+        out += [ngram_hash(th[i : i + n]) for i in range(len(th) - n + 1)]
+    return out
+
+
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("abcXYZ019 ,.-_'\"\n\t")),
+        st.sampled_from(list("éßΣς東京はカタ①ﬁ＂Ａ\u0301ภา")),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXT, max_size=6), st.integers(1, 5))
+def test_vectorized_hashes_equal_definition(texts: list[str], n: int) -> None:
+    tk = Tokenizer()
+    grams, _ = tk.ngrams(tk.tokens(texts), n)
+    assert [int(g) for g in grams] == _reference(texts, n)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(TEXT, max_size=4))
+def test_vectorized_tokens_equal_tokenize_without_casefold(texts: list[str]) -> None:
+    norm = NormConfig(casefold=False)
+    tk = Tokenizer(norm)
+    stream = tk.tokens(texts)
+    expected = [token_hash(t) for x in texts for t in tokenize(x, norm)]
+    assert [int(h) for h in stream.hashes] == expected
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "dd"]), max_size=30), st.integers(1, 8))
+def test_ngram_count(tokens: list[str], n: int) -> None:
+    assert len(ngram_hashes(" ".join(tokens), n)) == max(0, len(tokens) - n + 1)
+
+
+def test_ngrams_never_cross_documents() -> None:
+    tk = Tokenizer()
+    grams, start = tk.ngrams(tk.tokens(["a b c", "d e f"]), 3)
+    assert len(grams) == 2 and start.tolist() == [0, 3]
+
+
+@pytest.mark.parametrize(
+    "variant", ["THE quick, brown FOX", "the\u00a0quick brown fox!", "ｔｈｅ quick brown fox"]
+)
+def test_light_edits_hash_alike(variant: str) -> None:
+    assert np.array_equal(ngram_hashes(variant, 2), ngram_hashes("the quick brown fox", 2))

@@ -1,0 +1,65 @@
+"""Normalization and tokenization rules, one named case each."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from contam_cli.text import NormConfig, normalize, token_spans, tokenize
+
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        pytest.param("The Cat SAT", ["the", "cat", "sat"], id="case"),
+        pytest.param("  the\tcat\n\nsat  ", ["the", "cat", "sat"], id="whitespace"),
+        pytest.param("the, cat; (sat)!", ["the", "cat", "sat"], id="punctuation"),
+        pytest.param("“quoted” ‘text’ — dash", ["quoted", "text", "dash"], id="curly-quotes"),
+        pytest.param("snake_case", ["snake", "case"], id="underscore-separates"),
+        pytest.param("Straße STRASSE", ["strasse", "strasse"], id="sharp-s"),
+        pytest.param("ＦＵＬＬ－ｗｉｄｔｈ １２３", ["full", "width", "123"], id="full-width"),
+        pytest.param("ﬁne ﬂow", ["fine", "flow"], id="ligatures"),
+        pytest.param("ΟΔΟΣ οδος οδοσ", ["οδοσ", "οδοσ", "οδοσ"], id="greek-final-sigma"),
+        pytest.param("café cafe\u0301", ["café", "café"], id="combining-accent"),
+        pytest.param("北京是中国的首都", list("北京是中国的首都"), id="chinese"),
+        pytest.param("東京はとても大きい", list("東京はとても大きい"), id="japanese-kanji-kana"),
+        pytest.param("ｶﾀｶﾅ", ["カ", "タ", "カ", "ナ"], id="half-width-katakana"),
+        pytest.param("GPT-4o scored 86.4%", ["gpt", "4o", "scored", "86", "4"], id="digits"),
+        pytest.param("ภาษาไทย", list("ภาษาไทย"), id="thai"),
+        pytest.param("привет, МИР", ["привет", "мир"], id="cyrillic"),
+        pytest.param("x² ①", ["x2", "1"], id="superscripts-circled"),
+        pytest.param("", [], id="empty"),
+        pytest.param("!!! ...", [], id="only-punctuation"),
+    ],
+)
+def test_tokenize(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+
+
+def test_normalization_can_be_configured() -> None:
+    assert tokenize("The CAT", NormConfig(casefold=False)) == ["The", "CAT"]
+    assert tokenize("ＡＢ", NormConfig(nfkc=False, casefold=False)) == ["ＡＢ"]
+
+
+@given(st.text())
+def test_normalize_is_idempotent(text: str) -> None:
+    once = normalize(text)
+    assert normalize(once) == once
+
+
+@given(st.text())
+def test_tokenize_is_stable_under_its_own_output(text: str) -> None:
+    toks = tokenize(text)
+    assert tokenize(" ".join(toks)) == toks
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=60))
+def test_token_spans_cover_each_token(text: str) -> None:
+    spans = token_spans(text)
+    toks = tokenize(text)
+    assert len(spans) == len(toks)
+    for (a, b), tok in zip(spans, toks):
+        assert 0 <= a < b <= len(text)
+        # Re-tokenizing the original characters of a span gives back (at least) that token.
+        assert tok in tokenize(text[a:b]) or tok in "".join(tokenize(text[a:b]))
