@@ -34,6 +34,7 @@ __all__ = [
     "ngram_hash",
     "ngram_hashes",
     "fmix64",
+    "hash_tokens",
 ]
 
 #: Name and version of the hash definition, recorded in reports and persisted indexes.
@@ -131,10 +132,13 @@ _WORD_POW = np.array([pow(_P, k, 1 << 64) for k in range(8)], dtype=_U64)
 _MAX_VECTOR_WORDS = 8
 
 
-def _word_hashes(tb: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Token hashes of the words ``tb[s:s+L]`` (ASCII already lowercased), all at once."""
-    # A uint64 view at every byte offset: element i is the 8 bytes starting at tb[i].
-    words = np.ndarray(shape=(len(tb) - 7,), dtype="<u8", buffer=tb, strides=(1,))
+def _word_hashes(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Token hashes of the byte strings ``buf[s:s+L]`` (already normalized), all at once.
+
+    `buf` must extend at least 7 bytes past the last word.
+    """
+    # A uint64 view at every byte offset: element i is the 8 bytes starting at buf[i].
+    words = np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
     acc = words[starts] & _WORD_MASK[np.minimum(lengths, 8)]
     active = np.flatnonzero(lengths > 8)
     k = 1
@@ -145,9 +149,81 @@ def _word_hashes(tb: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarr
         k += 1
         active = active[lengths[active] > 8 * k]
     for i in active.tolist():  # rare very long tokens (URLs, base64): one at a time
-        acc[i] = _long_word_sum(tb[starts[i] : starts[i] + lengths[i]])
+        acc[i] = _long_word_sum(buf[starts[i] : starts[i] + lengths[i]].tobytes())
     acc += lengths.astype(_U64) * _U64(_K)
     return fmix64(acc)
+
+
+class _SingleTokenMap:
+    """Raw word hash -> token hash, for non-ASCII words that normalize to exactly one token.
+
+    Sorted numpy arrays, looked up with searchsorted; new entries wait in a dict and are merged
+    in when there are enough of them, so the merge cost stays proportional to what is added.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.keys = np.zeros(0, dtype=_U64)
+        self.values = np.zeros(0, dtype=_U64)
+        self.pending: dict[int, int] = {}
+        self.limit = limit
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if len(self.keys) == 0:
+            return np.zeros(len(keys), dtype=bool), self.values[:0]
+        pos = np.searchsorted(self.keys, keys)
+        pos[pos == len(self.keys)] = 0
+        found = self.keys[pos] == keys
+        return found, self.values[pos[found]]
+
+    def remember(self, keys: np.ndarray, parts: list[np.ndarray]) -> None:
+        for key, part in zip(keys.tolist(), parts):
+            if len(part) == 1:
+                self.pending[key] = int(part[0])
+        if len(self.pending) < max(256, len(self.keys) // 4):
+            return
+        if len(self.keys) + len(self.pending) > self.limit:
+            self.keys, self.values = self.keys[:0], self.values[:0]
+        new_k = np.fromiter(self.pending.keys(), dtype=_U64, count=len(self.pending))
+        new_v = np.fromiter(self.pending.values(), dtype=_U64, count=len(self.pending))
+        keys_all = np.concatenate([self.keys, new_k])
+        order = np.argsort(keys_all, kind="stable")
+        self.keys = keys_all[order]
+        self.values = np.concatenate([self.values, new_v])[order]
+        self.pending.clear()
+
+
+def hash_tokens(tokens: list[str]) -> np.ndarray:
+    """Vectorized :func:`token_hash` of many normalized tokens."""
+    if not tokens:
+        return np.zeros(0, dtype=_U64)
+    raw = [t.encode("utf-8") for t in tokens]
+    lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
+    starts = np.cumsum(lengths) - lengths
+    buf = np.frombuffer(b"".join(raw) + _PAD, dtype=np.uint8)
+    return _word_hashes(buf, starts, lengths)
+
+
+def _blank_unicode_separators(arr: np.ndarray) -> np.ndarray:
+    """A copy of `arr` with General Punctuation (U+2000-U+206F) and NBSP turned into spaces.
+
+    NOTE: none of these characters is a letter or digit, before or after NFKC, and none composes
+    with a neighbour, so they separate tokens exactly like ASCII punctuation does (a test checks
+    every one). Treating them here keeps curly quotes and dashes from sending the words next to
+    them down the slow non-ASCII path.
+    """
+    e2 = np.flatnonzero(arr[:-2] == 0xE2)
+    b1, b2 = arr[e2 + 1], arr[e2 + 2]
+    punct = e2[(b1 == 0x80) | ((b1 == 0x81) & (b2 <= 0xAF))]
+    c2 = np.flatnonzero(arr[:-1] == 0xC2)
+    nbsp = c2[arr[c2 + 1] == 0xA0]
+    if len(punct) == 0 and len(nbsp) == 0:
+        return arr
+    out = arr.copy()
+    for k in range(3):
+        out[punct + k] = 0x20
+    for k in range(2):
+        out[nbsp + k] = 0x20
+    return out
 
 
 def _long_word_sum(data: bytes) -> int:
@@ -183,6 +259,7 @@ class Tokenizer:
         self._table = _translate_table(norm.casefold)
         self._toks = _Powers(_Q, _Q_INV)
         self._cache: dict[bytes, np.ndarray] = {}
+        self._singles = _SingleTokenMap(cache_limit)
         self._cache_limit = cache_limit
         self._empty = np.zeros(0, dtype=_U64)
 
@@ -197,23 +274,25 @@ class Tokenizer:
     def _tokens(self, buf: bytes, doc_starts: np.ndarray) -> TokenStream:
         tb = buf.translate(self._table)
         arr = np.frombuffer(tb, dtype=np.uint8)
+        ascii_only = tb.isascii()
+        if not ascii_only:
+            arr = _blank_unicode_separators(arr)
         word = arr != 0x20
         # buf starts and ends with separators, so word edges alternate start, end, start, ...
         edges = np.flatnonzero(word[1:] != word[:-1]) + 1
         starts, ends = edges[0::2], edges[1::2]
-        hashes = _word_hashes(tb, starts, ends - starts)
+        hashes = _word_hashes(arr, starts, ends - starts)
         # Words before each document start -> the document of every word, without a per-word search.
         first_word = np.searchsorted(starts, doc_starts)
         run_doc = np.repeat(
             np.arange(len(doc_starts), dtype=np.int64), np.diff(first_word, append=len(starts))
         )
-        if not tb.isascii():
-            return self._with_nonascii(buf, arr, starts, ends, hashes, run_doc)
-        return TokenStream(hashes, run_doc)
+        if ascii_only:
+            return TokenStream(hashes, run_doc)
+        return self._with_nonascii(arr, starts, ends, hashes, run_doc)
 
     def _with_nonascii(
         self,
-        buf: bytes,
         arr: np.ndarray,
         starts: np.ndarray,
         ends: np.ndarray,
@@ -221,30 +300,47 @@ class Tokenizer:
         run_doc: np.ndarray,
     ) -> TokenStream:
         high = np.flatnonzero(arr >= 0x80)
+        if len(high) == 0:
+            return TokenStream(hashes, run_doc)
         special = np.unique(np.searchsorted(starts, high, side="right") - 1)
-        parts = [self._word_hashes(buf[starts[r] : ends[r]]) for r in special.tolist()]
+        # Words seen before that normalize to one token: a vectorized lookup by raw-bytes hash.
+        keys = hashes[special]
+        known, values = self._singles.lookup(keys)
+        rest = special[~known]
+        data = arr.tobytes()
+        parts = self._special_hashes(
+            [data[a:b] for a, b in zip(starts[rest].tolist(), ends[rest].tolist())]
+        )
+        self._singles.remember(keys[~known], parts)
+        hashes[special[known]] = values
         counts = np.array([len(p) for p in parts], dtype=np.int64)
-        if (counts == 1).all():  # the common case: each such word is one token ("café")
-            hashes[special] = np.concatenate(parts) if parts else hashes[special]
+        if (counts == 1).all():  # each remaining word is one token too
+            if parts:
+                hashes[rest] = np.concatenate(parts)
             return TokenStream(hashes, run_doc)
         per_word = np.ones(len(starts), dtype=np.int64)
-        per_word[special] = counts
+        per_word[rest] = counts
         out = np.repeat(hashes, per_word)
-        slots = np.repeat(np.cumsum(per_word)[special] - counts, counts)
+        slots = np.repeat(np.cumsum(per_word)[rest] - counts, counts)
         slots += np.arange(len(slots)) - np.repeat(np.cumsum(counts) - counts, counts)
         if len(slots):
             out[slots] = np.concatenate(parts)
         return TokenStream(out, np.repeat(run_doc, per_word))
 
-    def _word_hashes(self, word: bytes) -> np.ndarray:
-        hit = self._cache.get(word)
-        if hit is None:
-            toks = tokenize(word.decode("utf-8"), self.norm)
-            hit = np.array([token_hash(t) for t in toks], dtype=_U64) if toks else self._empty
-            if len(self._cache) >= self._cache_limit:
-                self._cache.clear()
-            self._cache[word] = hit
-        return hit
+    def _special_hashes(self, words: list[bytes]) -> list[np.ndarray]:
+        """Token hashes of words holding non-ASCII bytes: cached, misses hashed in bulk."""
+        cache = self._cache
+        misses = [w for w in dict.fromkeys(words) if w not in cache]
+        if misses:
+            if len(cache) + len(misses) > self._cache_limit:
+                cache.clear()
+            toks = [tokenize(w.decode("utf-8"), self.norm) for w in misses]
+            flat = hash_tokens([t for ts in toks for t in ts])
+            k = 0
+            for w, ts in zip(misses, toks):
+                cache[w] = flat[k : k + len(ts)]
+                k += len(ts)
+        return [cache[w] for w in words]
 
     def ngrams(self, stream: TokenStream, n: int) -> tuple[np.ndarray, np.ndarray]:
         """N-gram hashes of `stream` that lie inside one document, and their first token index."""

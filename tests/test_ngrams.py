@@ -38,7 +38,7 @@ def _reference(texts: list[str], n: int, norm: NormConfig = NormConfig()) -> lis
 TEXT = st.text(
     alphabet=st.one_of(
         st.sampled_from(list("abcXYZ019 ,.-_'\"\n\t")),
-        st.sampled_from(list("éßΣς東京はカタ①ﬁ＂Ａ\u0301ภา")),
+        st.sampled_from(list("éßΣς東京はカタ①ﬁ＂Ａ\u0301ภา“”’—…\u00a0\u2028\u2070\u2071⁴")),
         st.characters(codec="utf-8"),
     ),
     max_size=80,
@@ -79,3 +79,27 @@ def test_ngrams_never_cross_documents() -> None:
 )
 def test_light_edits_hash_alike(variant: str) -> None:
     assert np.array_equal(ngram_hashes(variant, 2), ngram_hashes("the quick brown fox", 2))
+
+
+@pytest.mark.parametrize("cp", [0xA0, *range(0x2000, 0x2070)])
+def test_byte_level_separators_really_separate(cp: int) -> None:
+    # The fast path blanks these characters before tokenizing; that is only right if they
+    # separate tokens and never produce one, before or after NFKC.
+    c = chr(cp)
+    assert tokenize(f"a{c}b 1{c}2 {c}\u0301x") == ["a", "b", "1", "2", "x"]
+    tk = Tokenizer()
+    assert [int(h) for h in tk.tokens([f"x{c}y{c}"]).hashes] == [token_hash("x"), token_hash("y")]
+
+
+def test_tokenizer_caches_stay_exact_across_many_chunks() -> None:
+    # Enough distinct non-ASCII words to fill and merge the single-token map several times,
+    # seen again in later chunks and mixed with multi-token (CJK) words.
+    words = [f"wörd{i}" for i in range(3000)] + ["東京", "ｆｕｌｌ", "½"]
+    tk = Tokenizer(cache_limit=2000)
+    for start in range(0, 6000, 700):
+        chunk = [
+            " ".join(words[(start + k) % len(words)] for k in range(j, j + 50))
+            for j in range(0, 700, 50)
+        ]
+        expected = [token_hash(t) for doc in chunk for t in tokenize(doc)]
+        assert [int(h) for h in tk.tokens(chunk).hashes] == expected
