@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from contam_cli._accel import kernels
 from contam_cli.ngrams import Tokenizer
 from contam_cli.text import DEFAULT_NORM, NormConfig
 
@@ -64,6 +65,9 @@ class EvalIndex:
         if len(self.grams) == 0 or len(hashes) == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
+        k = kernels()
+        if k is not None:
+            return k.lookup(hashes, self.bits, 64 - self.bits_log2, self.grams)
         top = hashes >> np.uint64(64 - self.bits_log2)
         maybe = (self.bits[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1
         cand = np.flatnonzero(maybe)

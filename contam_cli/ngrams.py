@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from contam_cli._accel import kernels
+from contam_cli.errors import MissingExtraError
 from contam_cli.text import DEFAULT_NORM, NormConfig, tokenize
 
 __all__ = [
@@ -254,8 +256,14 @@ class Tokenizer:
     True
     """
 
-    def __init__(self, norm: NormConfig = DEFAULT_NORM, cache_limit: int = 1 << 20) -> None:
+    def __init__(
+        self, norm: NormConfig = DEFAULT_NORM, cache_limit: int = 1 << 20, accel: bool | None = None
+    ) -> None:
+        """`accel`: use the compiled kernels (extra ``fast``): None = when installed."""
         self.norm = norm
+        self._k = kernels() if accel is not False else None
+        if accel and self._k is None:
+            raise MissingExtraError("numba", "fast")
         self._table = _translate_table(norm.casefold)
         self._toks = _Powers(_Q, _Q_INV)
         self._cache: dict[bytes, np.ndarray] = {}
@@ -266,7 +274,8 @@ class Tokenizer:
     def tokens(self, docs: list[bytes] | list[str]) -> TokenStream:
         """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""
         raw = [d.encode("utf-8") if isinstance(d, str) else d for d in docs]
-        buf = b"\n" + b"\n".join(raw) + _PAD
+        body = b"\n" + b"\n".join(raw)
+        buf = body + b"\n" * (16 - len(body) % 8)  # >= 9 trailing separators, length % 8 == 0
         lengths = np.fromiter((len(d) + 1 for d in raw), dtype=np.int64, count=len(raw))
         doc_starts = np.cumsum(lengths) - lengths + 1  # where each document's bytes begin in buf
         return self._tokens(buf, doc_starts)
@@ -277,11 +286,14 @@ class Tokenizer:
         ascii_only = tb.isascii()
         if not ascii_only:
             arr = _blank_unicode_separators(arr)
-        word = arr != 0x20
-        # buf starts and ends with separators, so word edges alternate start, end, start, ...
-        edges = np.flatnonzero(word[1:] != word[:-1]) + 1
-        starts, ends = edges[0::2], edges[1::2]
-        hashes = _word_hashes(arr, starts, ends - starts)
+        if self._k is not None:
+            starts, ends, hashes = self._k.scan_words(arr, arr.view(np.uint64))
+        else:
+            word = arr != 0x20
+            # buf starts and ends with separators, so word edges alternate start, end, ...
+            edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+            starts, ends = edges[0::2], edges[1::2]
+            hashes = _word_hashes(arr, starts, ends - starts)
         # Words before each document start -> the document of every word, without a per-word search.
         first_word = np.searchsorted(starts, doc_starts)
         run_doc = np.repeat(
@@ -347,6 +359,8 @@ class Tokenizer:
         total = len(stream.hashes)
         if total < n:
             return self._empty, np.zeros(0, dtype=np.int64)
+        if self._k is not None:
+            return self._k.ngrams(stream.hashes, stream.doc, n)
         self._toks.ensure(total + 1)
         prefix = np.empty(total + 1, dtype=_U64)
         prefix[0] = 0

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contam_cli._accel import kernels
+from contam_cli.index import build_eval_index
 from contam_cli.ngrams import Tokenizer, ngram_hash, ngram_hashes, token_hash
 from contam_cli.text import NormConfig, tokenize
 
@@ -45,10 +47,14 @@ TEXT = st.text(
 )
 
 
+ACCEL = [False, pytest.param(True, marks=pytest.mark.skipif(kernels() is None, reason="no numba"))]
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
 @settings(max_examples=200, deadline=None)
-@given(st.lists(TEXT, max_size=6), st.integers(1, 5))
-def test_vectorized_hashes_equal_definition(texts: list[str], n: int) -> None:
-    tk = Tokenizer()
+@given(texts=st.lists(TEXT, max_size=6), n=st.integers(1, 5))
+def test_vectorized_hashes_equal_definition(accel: bool, texts: list[str], n: int) -> None:
+    tk = Tokenizer(accel=accel)
     grams, _ = tk.ngrams(tk.tokens(texts), n)
     assert [int(g) for g in grams] == _reference(texts, n)
 
@@ -103,3 +109,28 @@ def test_tokenizer_caches_stay_exact_across_many_chunks() -> None:
         ]
         expected = [token_hash(t) for doc in chunk for t in tokenize(doc)]
         assert [int(h) for h in tk.tokens(chunk).hashes] == expected
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+def test_long_tokens_and_lookup(accel: bool) -> None:
+    texts = ["a " + "b" * k + " c d" for k in range(1, 90)] + ["x" * 1000 + " y z"]
+    tk = Tokenizer(accel=accel)
+    stream = tk.tokens(texts)
+    assert [int(h) for h in stream.hashes] == [token_hash(t) for x in texts for t in tokenize(x)]
+    index = build_eval_index(texts[::3], 2, tokenizer=Tokenizer(accel=False))
+    grams, _ = tk.ngrams(stream, 2)
+    pos, found = index.lookup(grams)
+    assert np.array_equal(index.grams[found], grams[pos])
+    assert set(grams[pos].tolist()) == set(index.grams.tolist())
+
+
+def test_index_lookup_numpy_path_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [f"w{i} w{i + 1} w{i + 2} w{i + 3}" for i in range(0, 400, 3)]
+    index = build_eval_index(texts, 3)
+    tk = Tokenizer(accel=False)
+    grams, _ = tk.ngrams(tk.tokens([" ".join(f"w{i}" for i in range(500))]), 3)
+    with_default = index.lookup(grams)
+    monkeypatch.setattr("contam_cli.index.kernels", lambda: None)
+    numpy_only = index.lookup(grams)
+    assert all(np.array_equal(a, b) for a, b in zip(with_default, numpy_only))
+    assert len(numpy_only[0]) == len(index.grams)

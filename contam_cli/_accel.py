@@ -1,0 +1,35 @@
+"""Optional compiled kernels (numba, extra ``fast``) for the three hot loops of a scan.
+
+Each kernel computes exactly what the numpy code in :mod:`contam_cli.ngrams` and
+:mod:`contam_cli.index` computes, in one pass instead of several; tests hold both paths to the
+plain definitions. Without numba (or with ``CONTAM_ACCEL=0``) nothing here is used.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any
+
+_KERNELS: Any = None
+_LOADED = False
+
+
+def kernels() -> Any:
+    """The compiled kernels, or None when numba is missing or disabled."""
+    global _KERNELS, _LOADED
+    if not _LOADED:
+        _LOADED = True
+        if os.environ.get("CONTAM_ACCEL", "1") != "0":
+            _KERNELS = _build()
+    return _KERNELS
+
+
+def _build() -> ModuleType | None:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return None
+    from contam_cli import _kernels
+
+    return _kernels
