@@ -12,7 +12,7 @@ from contam_cli.cli import common as c
 from contam_cli.records import iter_files, write_atomic
 from contam_cli.render import OutputFormat, render_json
 from contam_cli.render.table import render_table
-from contam_cli.scan import ScanOptions, scan
+from contam_cli.pipeline import ScanOptions, scan
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
 JsonOpt = Annotated[

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Union
@@ -93,8 +93,6 @@ def scan(
     """
     opts = options or ScanOptions()
     if kwargs:
-        from dataclasses import replace
-
         opts = replace(opts, **kwargs)
     if opts.n < 1:
         raise UsageError("--ngram-size must be at least 1")
@@ -104,6 +102,7 @@ def scan(
     tk = Tokenizer(opts.norm)
     index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
     acc = run_sources(index, sources, opts, progress, tk)
+    fill_evidence_lines(acc)
     inputs = {"eval": eval_inputs, "corpus": describe_sources(sources, acc, opts)}
     return build_report(records, index, acc, policy, opts, inputs)
 
@@ -224,7 +223,9 @@ def _shards(s: int, src: Source, opts: ScanOptions) -> list[_Shard]:
     items: list[tuple[int, str, tuple[int, int] | None, int]] = []
     for ordinal, f in enumerate(src.paths):
         size = f.stat().st_size
-        splittable = opts.jobs != 1 and size > SHARD_BYTES and f.suffix in (".jsonl", ".ndjson")
+        # NOTE: the plan must not depend on --jobs, so that every job count reads the same
+        # records with the same locators (byte-range records carry offsets, not line numbers).
+        splittable = size > SHARD_BYTES and f.suffix in (".jsonl", ".ndjson")
         if splittable:
             items.extend(
                 (ordinal, str(f), (a, min(a + SHARD_BYTES, size)), min(SHARD_BYTES, size - a))
@@ -311,6 +312,36 @@ def _start_methods() -> list[str]:
     import multiprocessing
 
     return multiprocessing.get_all_start_methods()
+
+
+def fill_evidence_lines(acc: Accumulator) -> None:
+    """Give evidence read from byte-range shards its line number (one pass per file, to the
+    furthest offset needed)."""
+    todo: dict[str, list[tuple[int, int, int]]] = {}
+    for key, ev in acc.evidence.items():
+        if ev.line is None and ev.path and ev.byte_offset is not None:
+            todo.setdefault(ev.path, []).append((ev.byte_offset, *key))
+    for path, items in todo.items():
+        items.sort()
+        lines = _lines_at(path, [off for off, _, _ in items])
+        for (_, s, e), line in zip(items, lines):
+            acc.evidence[(s, e)] = replace(acc.evidence[(s, e)], line=line)
+
+
+def _lines_at(path: str, offsets: list[int]) -> list[int]:
+    """1-based line numbers of sorted byte `offsets` in `path` (uncompressed)."""
+    out: list[int] = []
+    line, pos = 1, 0
+    with open(path, "rb") as f:
+        for off in offsets:
+            while pos < off:
+                block = f.read(min(1 << 20, off - pos))
+                if not block:
+                    break
+                line += block.count(b"\n")
+                pos += len(block)
+            out.append(line)
+    return out
 
 
 def describe_sources(sources: list[Source], acc: Accumulator, opts: ScanOptions) -> list[dict]:
