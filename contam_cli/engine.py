@@ -28,7 +28,7 @@ from contam_cli.model import Record
 from contam_cli.ngrams import Tokenizer
 from contam_cli.text import token_spans
 
-__all__ = ["Evidence", "Accumulator", "DocBatch", "match_chunk", "iter_batches"]
+__all__ = ["Evidence", "Accumulator", "DocBatch", "match_chunk", "iter_batches", "make_evidence"]
 
 _NO_ORDER = np.iinfo(np.int64).max
 #: Documents are ordered by (file ordinal, position in file); a file holds < 2**40 bytes of records.
@@ -124,10 +124,10 @@ def match_chunk(
     doc = stream.doc[k]
     pos = k - doc_first[doc]
     hits = ChunkHits(uidx, doc, pos)
-    return hits, _best_runs(index, uidx, doc, pos)
+    return hits, best_runs(index, uidx, doc, pos)
 
 
-def _best_runs(index: EvalIndex, uidx: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> ChunkRuns:
+def best_runs(index: EvalIndex, uidx: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> ChunkRuns:
     # Join each hit to every place its n-gram has in the eval set.
     lo = index.occ_ptr[uidx]
     cnt = index.occ_ptr[uidx + 1] - lo
@@ -211,43 +211,15 @@ class Accumulator:
             rec = batch.records[d]
             if d not in spans_cache:
                 spans_cache[d] = token_spans(rec.text)
-            self.evidence[(s, e)] = self._evidence(
+            self.evidence[(s, e)] = make_evidence(
                 rec,
-                spans_cache[d],
+                self.source_names[s],
                 int(runs.doc_pos[k]),
                 int(runs.eval_pos[k]),
                 int(runs.length[k]),
-                s,
+                self.redact,
+                spans_cache[d],
             )
-
-    def _evidence(
-        self,
-        rec: Record,
-        spans: list[tuple[int, int]],
-        pos: int,
-        eval_pos: int,
-        length: int,
-        s: int,
-    ) -> Evidence:
-        a, b = spans[pos][0], spans[pos + length - 1][1]
-        loc = rec.locator
-        line = loc.line
-        if line is not None and _is_text_file(loc.path):
-            line += rec.text.count("\n", 0, a)  # a .txt document spans lines: point at the run's
-        return Evidence(
-            source=self.source_names[s],
-            path=loc.path or None,
-            line=line,
-            record=loc.record,
-            doc_id=rec.id or None,
-            byte_offset=loc.span[0] if loc.span else None,
-            char_start=a,
-            char_end=b,
-            doc_token=pos,
-            eval_token=eval_pos,
-            length=length,
-            text=None if self.redact else rec.text[a:b],
-        )
 
     def merge(self, other: Accumulator) -> None:
         """Fold `other` (same index, same sources) into this accumulator; order-independent."""
@@ -279,6 +251,41 @@ class Accumulator:
     def matched_any(self, index: EvalIndex) -> np.ndarray:
         """Matched distinct n-grams per example over all sources."""
         return _segment_sums(self.matched.any(axis=0)[index.ex_gram], index.ex_ptr)
+
+
+def make_evidence(
+    rec: Record | None,
+    source: str,
+    pos: int,
+    eval_pos: int,
+    length: int,
+    redact: bool,
+    spans: list[tuple[int, int]] | None = None,
+) -> Evidence:
+    """Evidence for a run of `length` tokens at token `pos` of document `rec` (None: the
+    document could not be read again, so there are no offsets and no text)."""
+    if rec is None:
+        return Evidence(source, None, None, None, None, None, -1, -1, pos, eval_pos, length, None)
+    spans = token_spans(rec.text) if spans is None else spans
+    a, b = spans[pos][0], spans[pos + length - 1][1]
+    loc = rec.locator
+    line = loc.line
+    if line is not None and _is_text_file(loc.path):
+        line += rec.text.count("\n", 0, a)  # a .txt document spans lines: point at the run's
+    return Evidence(
+        source=source,
+        path=loc.path or None,
+        line=line,
+        record=loc.record,
+        doc_id=rec.id or None,
+        byte_offset=loc.span[0] if loc.span else None,
+        char_start=a,
+        char_end=b,
+        doc_token=pos,
+        eval_token=eval_pos,
+        length=length,
+        text=None if redact else rec.text[a:b],
+    )
 
 
 def _is_text_file(path: str) -> bool:

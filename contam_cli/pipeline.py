@@ -13,6 +13,7 @@ from typing import Any, Union
 import numpy as np
 
 from contam_cli._version import __version__
+from contam_cli.corpus_index import load_header, match_index
 from contam_cli.engine import ORDER_FILE_SHIFT, Accumulator, iter_batches
 from contam_cli.errors import UsageError
 from contam_cli.index import EvalIndex, build_eval_index
@@ -75,6 +76,7 @@ def scan(
     eval: EvalInput,
     corpus: CorpusInput | Mapping[str, CorpusInput] | None = None,
     *,
+    index: PathLike | None = None,
     policy: FlagPolicy | None = None,
     options: ScanOptions | None = None,
     progress: ProgressFn | None = None,
@@ -85,7 +87,8 @@ def scan(
     `eval`: a path (str or Path), a list of Paths, or texts/records in memory (a list of str is
     texts, never paths). `corpus`: the same, where an iterable of texts or records is streamed once,
     so a generator can feed a corpus larger than memory; or a mapping of source name to any of
-    those. Keyword arguments override fields of :class:`ScanOptions`.
+    those. `index`: instead of a corpus, a directory written by ``contam index build``.
+    Keyword arguments override fields of :class:`ScanOptions`.
 
     >>> r = scan(["the quick brown fox jumps"], ["so the quick brown fox jumps high"], n=3)
     >>> r.examples[0].overlap_fraction, r.examples[0].longest_run
@@ -97,14 +100,34 @@ def scan(
     if opts.n < 1:
         raise UsageError("--ngram-size must be at least 1")
     policy = policy or FlagPolicy()
+    if index is not None and corpus is not None:
+        raise UsageError("give a corpus or an index, not both")
     records, eval_inputs = load_eval(eval, opts)
-    sources = resolve_sources(corpus, opts)
     tk = Tokenizer(opts.norm)
-    index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
-    acc = run_sources(index, sources, opts, progress, tk)
+    eval_index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
+    if index is not None:
+        header = load_header(index)
+        header.check(opts.n, opts.norm)
+        acc = _new_acc(eval_index, [s["name"] for s in header.sources], opts.redact)
+        match_index(index, header, eval_index, acc)
+        corpus_inputs = [
+            {
+                "source": s["name"],
+                "index": str(index),
+                "files": s["files"],
+                "documents": s["documents"],
+            }
+            for s in header.sources
+        ]
+        runs = "exact" if header.positions else "chained"
+    else:
+        sources = resolve_sources(corpus, opts)
+        acc = run_sources(eval_index, sources, opts, progress, tk)
+        corpus_inputs = describe_sources(sources, acc, opts)
+        runs = "exact"
     fill_evidence_lines(acc)
-    inputs = {"eval": eval_inputs, "corpus": describe_sources(sources, acc, opts)}
-    return build_report(records, index, acc, policy, opts, inputs)
+    inputs = {"eval": eval_inputs, "corpus": corpus_inputs}
+    return build_report(records, eval_index, acc, policy, opts, inputs, runs)
 
 
 def load_eval(eval: EvalInput, opts: ScanOptions) -> tuple[list[Record], list[dict[str, Any]]]:
@@ -187,7 +210,7 @@ def run_sources(
     tk: Tokenizer,
 ) -> Accumulator:
     """Stream every source past the index; in worker processes when opts.jobs > 1."""
-    acc = _new_acc(index, sources, opts.redact)
+    acc = _new_acc(index, [s.name for s in sources], opts.redact)
     shards = [sh for s, src in enumerate(sources) for sh in _shards(s, src, opts)]
     jobs = opts.jobs if opts.jobs > 0 else (os.cpu_count() or 1)
     if jobs > 1 and len(shards) > 1:
@@ -204,12 +227,12 @@ def run_sources(
     return acc
 
 
-def _new_acc(index: EvalIndex, sources: list[Source], redact: bool) -> Accumulator:
+def _new_acc(index: EvalIndex, names: list[str], redact: bool) -> Accumulator:
     return Accumulator(
-        n_sources=len(sources),
+        n_sources=len(names),
         n_grams=len(index.grams),
         n_examples=index.n_examples,
-        source_names=[s.name for s in sources],
+        source_names=names,
         redact=redact,
     )
 
@@ -280,7 +303,7 @@ def _init_worker(index: EvalIndex, sources: list[Source], opts: ScanOptions) -> 
 
 def _work(sh: _Shard) -> Accumulator:
     w = _WORKER
-    acc = _new_acc(w["index"], w["sources"], w["opts"].redact)
+    acc = _new_acc(w["index"], [s.name for s in w["sources"]], w["opts"].redact)
     _run_shard_into(acc, w["index"], w["tk"], sh, w["opts"], None)
     return acc
 
@@ -369,6 +392,7 @@ def build_report(
     policy: FlagPolicy,
     opts: ScanOptions,
     inputs: dict[str, Any],
+    runs: str = "exact",
 ) -> Report:
     """Combine the accumulated matches with the flag policy into per-example results."""
     total = index.total_ngrams
@@ -400,7 +424,9 @@ def build_report(
                 bool(scorable[e]),
             )
         )
-    config = {**opts.describe(), "policy": policy.describe()}
+    # "exact": runs are verbatim inside one document; "chained": consecutive matched n-grams,
+    # possibly from different documents (an index built without positions).
+    config = {**opts.describe(), "runs": runs, "policy": policy.describe()}
     stats = {
         "scorable": int(scorable.sum()),
         "overlap_mean": float(overlap[scorable].mean()) if scorable.any() else None,

@@ -141,3 +141,7 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
     for cmd in app.registered_commands:
         assert cmd.callback.__doc__, cmd.name
         assert f"contam {cmd.name}" in readme, cmd.name
+    for group in app.registered_groups:
+        for cmd in group.typer_instance.registered_commands:
+            assert cmd.callback.__doc__, cmd.name
+            assert f"contam {group.name} {cmd.name}" in readme, cmd.name

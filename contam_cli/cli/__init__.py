@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contam_cli._version import __version__
+from contam_cli.cli.index import index_app
 from contam_cli.cli.scan import scan_command
 
 app = typer.Typer(
@@ -33,6 +34,7 @@ def _root(
 
 
 app.command("scan")(scan_command)
+app.add_typer(index_app, name="index")
 
 
 def main() -> None:

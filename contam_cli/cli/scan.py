@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import shutil
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from contam_cli.cli import common as c
+from contam_cli.pipeline import ScanOptions, scan
 from contam_cli.records import iter_files, write_atomic
 from contam_cli.render import OutputFormat, render_json
 from contam_cli.render.table import render_table
-from contam_cli.pipeline import ScanOptions, scan
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
+IndexOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--index",
+        help="Check against a persisted index (contam index build) instead of a corpus.",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the JSON report on stdout (same as --format json).")
 ]
@@ -24,6 +33,7 @@ def scan_command(
     eval_paths: c.EvalArg,
     corpus: c.CorpusOpt = None,
     source: c.SourceOpt = None,
+    index: IndexOpt = None,
     ngram_size: c.NgramOpt = 13,
     field: c.FieldOpt = None,
     corpus_field: c.CorpusFieldOpt = None,
@@ -52,7 +62,7 @@ def scan_command(
     Exit code 0: nothing flagged; 1: contamination found; 2: usage or input error.
     """
     with c.handle_errors(debug):
-        sources = c.corpus_argument(corpus, source)
+        sources = c.corpus_argument(corpus, source) if index is None or corpus or source else {}
         opts = ScanOptions(
             n=ngram_size,
             norm=c.norm_config(no_nfkc, no_casefold),
@@ -72,8 +82,12 @@ def scan_command(
             for f in iter_files(p, opts.include, opts.exclude)
         )
         with c.progress_bar(progress, total, "scanning corpus") as tick:
-            result = scan(eval_paths, sources, policy=policy, options=opts, progress=tick)
+            result = scan(
+                eval_paths, sources or None, index=index, policy=policy, options=opts, progress=tick
+            )
         inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
+        if index is not None:
+            inputs.append(index)
         if report is not None:
             write_atomic(report, render_json(result), inputs=inputs)
         if json_out or fmt is OutputFormat.json:

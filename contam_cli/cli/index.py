@@ -1,0 +1,90 @@
+"""`contam index build` / `contam index info`: a persisted corpus index for repeated checks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+
+from contam_cli.cli import common as c
+from contam_cli.corpus_index import build_corpus_index, load_header
+from contam_cli.pipeline import ScanOptions, resolve_sources
+
+index_app = typer.Typer(
+    help="Build a persisted corpus index, to check eval sets in time proportional to their size.",
+    no_args_is_help=True,
+)
+
+OutOpt = Annotated[Path, typer.Option("--output", "-o", help="Index directory to write.")]
+PositionsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--positions/--no-positions",
+        help="Store document and position of every n-gram: exact runs and evidence from the "
+        "index (larger). Without: chained runs, no document.",
+    ),
+]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing index directory.")]
+
+
+@index_app.command("build")
+def build_command(
+    output: OutOpt,
+    corpus: c.CorpusOpt = None,
+    source: c.SourceOpt = None,
+    ngram_size: c.NgramOpt = 13,
+    positions: PositionsOpt = False,
+    corpus_field: c.CorpusFieldOpt = None,
+    roles: c.RolesOpt = None,
+    include: c.IncludeOpt = None,
+    exclude: c.ExcludeOpt = None,
+    no_casefold: c.NoCasefoldOpt = False,
+    no_nfkc: c.NoNfkcOpt = False,
+    force: ForceOpt = False,
+    progress: c.ProgressOpt = None,
+    debug: c.DebugOpt = False,
+) -> None:
+    """Index every n-gram of a corpus (sorted, memory-mapped hashes with a provenance header)."""
+    with c.handle_errors(debug):
+        opts = ScanOptions(
+            n=ngram_size,
+            norm=c.norm_config(no_nfkc, no_casefold),
+            corpus_spec=c.text_spec(corpus_field, roles),
+            include=tuple(include or ()),
+            exclude=tuple(exclude or ()),
+        )
+        given = c.corpus_argument(corpus, source)
+        sources = resolve_sources(given, opts)
+        total = sum(p.stat().st_size for s in sources for p in s.paths)
+        with c.progress_bar(progress, total, "indexing corpus") as tick:
+            header = build_corpus_index(
+                sources,
+                output,
+                n=opts.n,
+                norm=opts.norm,
+                positions=positions,
+                corpus_spec=opts.corpus_spec,
+                force=force,
+                progress=tick,
+                inputs=[p for ps in given.values() for p in ps],
+            )
+        for s in header.sources:
+            sys.stdout.write(
+                f"{s['name']}: {len(s['files'])} files, {s['documents']} documents, "
+                f"{s['ngrams']} n-grams ({s['stored']} stored)\n"
+            )
+        sys.stdout.write(f"wrote {output} (n={header.n}, positions={header.positions})\n")
+
+
+@index_app.command("info")
+def info_command(
+    path: Annotated[Path, typer.Argument(help="Index directory.")],
+    debug: c.DebugOpt = False,
+) -> None:
+    """Print an index's header: how it was built and from which files."""
+    with c.handle_errors(debug):
+        header = load_header(path)
+        sys.stdout.write(orjson.dumps(header.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
