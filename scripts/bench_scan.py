@@ -1,0 +1,437 @@
+"""Measure `contam scan` against `wc -w`, the reference scanner and peers, in one run.
+
+    python scripts/bench_scan.py [--mb 200] [--data DIR] [--n-eval 1000] [--planted-frac F]
+        [--jobs 1 --jobs 0 ...] [--ref PATH] [--peers] [--skip-ref]
+
+Generates the synthetic benchmark with ``python -m contam_cli.bench.generate --reuse`` (a DIR
+whose meta.json matches the parameters is kept), then runs every tool on the same files and
+prints one Markdown table: wall time, MB/s, CPU time (user + sys of the child and its waited
+descendants, from ``wait4``), MB per CPU-second, peak RSS, speed relative to ``wc -w``, and
+whether contam's findings equal the reference scanner's (flagged ids, overlap_fraction within
+1e-9, longest_run). Below it: the first mismatches, what each tool flagged per labelled
+category, and the machine.
+
+This script stays small on purpose: on Linux a child's peak RSS starts at its parent's peak
+(fork/exec inherit it), so generating data or loading reports in this process would inflate
+every figure. Reports are read only after the last run.
+
+Exit status: 0 normally; 1 if a contam run disagrees with the reference; 2 if a contam run
+failed or the data could not be generated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_TOOLS = Path(__file__).resolve().parents[2] / "shared" / "tools"
+DEFAULT_REF = SHARED_TOOLS / "reference" / "ref_scan.py"
+NAIVE = SHARED_TOOLS / "peers" / "naive_baseline.py"
+OVERLAP_TOL = 1e-9
+SHOW_MISMATCHES = 8
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing reports
+
+
+def _by_id(report: dict) -> dict[str, dict]:
+    return {str(e["id"]): e for e in report.get("examples", [])}
+
+
+def _example_diffs(eid: str, mine: dict, ref: dict, tol: float) -> list[str]:
+    diffs = []
+    if bool(mine.get("flagged")) != bool(ref.get("flagged")):
+        diffs.append(f"{eid}: flagged={mine.get('flagged')} (reference {ref.get('flagged')})")
+    a, b = mine.get("overlap_fraction"), ref.get("overlap_fraction")
+    if (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) >= tol):
+        diffs.append(f"{eid}: overlap_fraction={a} (reference {b})")
+    if mine.get("longest_run") != ref.get("longest_run"):
+        diffs.append(f"{eid}: longest_run={mine.get('longest_run')} "
+                     f"(reference {ref.get('longest_run')})")
+    return diffs
+
+
+def compare_reports(contam: dict, ref: dict, tol: float = OVERLAP_TOL) -> list[str]:
+    """Differences between a contam report and a reference report; empty when they agree.
+
+    Both hold ``examples``: objects with ``id``, ``flagged``, ``overlap_fraction`` (float or
+    null) and ``longest_run`` (int or null). An example on one side only is a difference.
+    """
+    mine, theirs = _by_id(contam), _by_id(ref)
+    diffs = [f"{i}: missing from the contam report" for i in theirs if i not in mine]
+    diffs += [f"{i}: not in the reference report" for i in mine if i not in theirs]
+    for eid, ref_example in theirs.items():
+        if eid in mine:
+            diffs.extend(_example_diffs(eid, mine[eid], ref_example, tol))
+    return diffs
+
+
+def flagged_ids(report: dict) -> set[str]:
+    return {str(e["id"]) for e in report.get("examples", []) if e.get("flagged")}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and measuring
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished child process: exit code, wall and CPU seconds, peak RSS, stderr."""
+
+    returncode: int
+    wall: float
+    cpu: float
+    max_rss_mb: float
+    stderr: str
+
+    def tail(self, lines: int = 4) -> str:
+        return " | ".join(self.stderr.strip().splitlines()[-lines:])
+
+
+def _rss_mb(maxrss: int) -> float:
+    return maxrss / (1 << 20 if sys.platform == "darwin" else 1 << 10)  # bytes vs KiB
+
+
+def measure(cmd: list[str], cwd: Path | None = None) -> Run:
+    """Run ``cmd`` and take its own rusage with ``wait4`` (its waited descendants included)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        # NOTE: wait4 reaped the child, so tell Popen, or it warns that it is still running.
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode("utf-8", errors="replace")
+    return Run(proc.returncode, wall, usage.ru_utime + usage.ru_stime,
+               _rss_mb(usage.ru_maxrss), stderr)
+
+
+@dataclass
+class Row:
+    """One line of the results table; ``report`` is loaded after the last run."""
+
+    tool: str
+    run: Run
+    report_path: Path | None = None
+    report: dict | None = None
+    agrees: str = "—"
+    error: str | None = None
+
+    def load_report(self) -> None:
+        """Read the report, and mark the row failed on a bad exit code or a missing report."""
+        if self.report_path is not None:
+            self.report = _read_json(self.report_path)
+        if self.run.returncode not in (0, 1) or (self.report_path and self.report is None):
+            self.agrees = f"failed (exit {self.run.returncode})"
+            self.error = f"{self.tool} failed, exit code {self.run.returncode}: {self.run.tail()}"
+
+
+@dataclass(frozen=True)
+class Bench:
+    """The files every tool reads, and where reports go."""
+
+    data: Path
+    eval: Path
+    corpus: Path
+    shards: list[Path]
+    corpus_bytes: int
+    runs: Path
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def run_tool(tool: str, cmd: list[str], report: Path | None, notes: list[str],
+             cwd: Path | None = None) -> Row | None:
+    """Measure one tool; None (with a note) when it cannot even start."""
+    if report is not None:
+        report.unlink(missing_ok=True)  # never read a stale report
+    print(f"bench_scan: running {tool} ...", file=sys.stderr, flush=True)
+    try:
+        return Row(tool, measure(cmd, cwd=cwd), report_path=report)
+    except OSError as e:
+        notes.append(f"{tool}: could not start ({e})")
+        return None
+
+
+def contam_command(bench: Bench, report: Path, jobs: int | None) -> list[str]:
+    cmd = [sys.executable, "-m", "contam_cli", "scan", str(bench.eval), "--corpus",
+           str(bench.corpus), "--report", str(report), "--no-fail"]
+    return cmd if jobs is None else [*cmd, "--jobs", str(jobs)]
+
+
+def _no_jobs_option(row: Row | None) -> bool:
+    return row is not None and row.run.returncode == 2 and "No such option" in row.run.stderr
+
+
+def run_contam(bench: Bench, jobs_values: Iterable[int], notes: list[str]) -> list[Row]:
+    """One row per ``--jobs`` value; without that option, one default run in place of jobs=1."""
+    rows: list[Row] = []
+    has_jobs = True
+    cores = os.cpu_count() or 1
+    for jobs in dict.fromkeys(jobs_values):
+        label = f"`contam scan --jobs {jobs}`" + (f" ({cores} cores)" if jobs == 0 else "")
+        report = bench.runs / f"contam-jobs{jobs}.json"
+        row = None
+        if has_jobs:
+            row = run_tool(label, contam_command(bench, report, jobs), report, notes, cwd=REPO)
+            has_jobs = not _no_jobs_option(row)
+        if not has_jobs:
+            if jobs != 1:
+                notes.append(f"{label}: skipped, this contam has no `--jobs` option")
+                continue
+            row = run_tool("`contam scan` (no `--jobs` option)",
+                           contam_command(bench, report, None), report, notes, cwd=REPO)
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
+def run_reference(bench: Bench, ref: Path, skip: bool, notes: list[str]) -> Row | None:
+    if skip:
+        notes.append("reference scanner: skipped (--skip-ref)")
+        return None
+    if not ref.is_file():
+        notes.append(f"reference scanner: skipped, {ref} not found")
+        return None
+    report = bench.runs / "ref.json"
+    cmd = [sys.executable, str(ref), "--eval", str(bench.eval), "--corpus", str(bench.corpus),
+           "--report", str(report)]
+    return run_tool(f"reference (`{ref.name}`)", cmd, report, notes)
+
+
+def run_naive(bench: Bench, notes: list[str]) -> Row | None:
+    if not NAIVE.is_file():
+        notes.append(f"naive baseline: skipped, {NAIVE} not found")
+        return None
+    report = bench.runs / "naive.json"
+    cmd = [sys.executable, str(NAIVE), "--eval", str(bench.eval), "--corpus", str(bench.corpus),
+           "--report", str(report)]
+    return run_tool("naive Python 13-gram baseline", cmd, report, notes)
+
+
+def naive_note(row: Row) -> str:
+    hits = sum(1 for e in (row.report or {}).get("examples", []) if e.get("matched"))
+    return (f"naive baseline: other rules (ASCII `[a-z0-9]+` tokens; any shared 13-gram "
+            f"flags): {hits} examples matched")
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+def generator_command(args: argparse.Namespace) -> list[str]:
+    cmd = [sys.executable, "-m", "contam_cli.bench.generate", "--out", str(args.data),
+           "--mb", str(args.mb), "--seed", str(args.seed), "--n-eval", str(args.n_eval),
+           "--shard-mb", str(args.shard_mb), "--reuse"]
+    return cmd if args.planted_frac is None else [*cmd, "--planted-frac", str(args.planted_frac)]
+
+
+def prepare_data(args: argparse.Namespace) -> tuple[Bench, dict] | None:
+    """Generate (or reuse) the data in a child process; None if that fails."""
+    print(f"bench_scan: data in {args.data}", file=sys.stderr, flush=True)
+    proc = subprocess.run(generator_command(args), cwd=REPO, stdout=subprocess.PIPE, check=False)
+    if proc.returncode != 0:
+        return None
+    meta = orjson.loads(proc.stdout)
+    data: Path = args.data
+    shards = sorted((data / "corpus").glob("shard_*.jsonl"))
+    runs = data / "runs"
+    runs.mkdir(exist_ok=True)
+    size = sum(p.stat().st_size for p in shards)
+    return Bench(data, data / "eval.jsonl", data / "corpus", shards, size, runs), meta
+
+
+def warm_cache(paths: Iterable[Path]) -> None:
+    """Read every file once, so the first tool measured does not pay for the disk."""
+    buf = bytearray(1 << 20)  # NOTE: small, to keep this process's peak RSS low
+    for p in paths:
+        with p.open("rb", buffering=0) as f:
+            while f.readinto(buf):
+                pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def _fmt(x: float, digits: int = 1) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def results_table(rows: list[Row], corpus_bytes: int) -> str:
+    """The Markdown table; speed ratios are against the ``wc -w`` row when there is one."""
+    mb = corpus_bytes / 1e6
+    floor = next((r for r in rows if r.tool == "`wc -w`" and not r.error), None)
+    floor_speed = mb / floor.run.wall if floor else None
+    out = ["| tool | wall s | MB/s | CPU s | MB per CPU-s | peak RSS MB | vs `wc -w` "
+           "| agrees with reference |",
+           "|---|--:|--:|--:|--:|--:|--:|---|"]
+    for r in rows:
+        speed = mb / r.run.wall
+        per_cpu = _fmt(mb / r.run.cpu) if r.run.cpu > 0 else "—"
+        ratio = f"{speed / floor_speed:.3f}×" if floor_speed else "—"
+        out.append(f"| {r.tool} | {_fmt(r.run.wall, 2)} | {_fmt(speed)} | {_fmt(r.run.cpu, 2)} "
+                   f"| {per_cpu} | {_fmt(r.run.max_rss_mb)} | {ratio} | {r.agrees} |")
+    return "\n".join(out)
+
+
+def detection_table(labels: list[dict], reports: dict[str, dict]) -> str:
+    """Flagged/total per labelled category for each report, beside what the labels expect."""
+    cats: dict[str, list[dict]] = {}
+    for lab in labels:
+        cats.setdefault(lab["category"], []).append(lab)
+    flagged = [flagged_ids(rep) for rep in reports.values()]
+    out = ["| category | examples | expected | " + " | ".join(reports) + " |",
+           "|---|--:|---|" + "--:|" * len(reports)]
+    for cat, labs in cats.items():
+        expected = {bool(lab["expected_flag"]) for lab in labs}
+        exp = "mixed" if len(expected) > 1 else ("flag" if True in expected else "not flagged")
+        cells = [f"{sum(lab['id'] in ids for lab in labs)}/{len(labs)}" for ids in flagged]
+        out.append(f"| {cat} | {len(labs)} | {exp} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def machine_info() -> str:
+    try:
+        numpy_version = metadata.version("numpy")  # NOTE: not imported: see the module doc
+    except metadata.PackageNotFoundError:
+        numpy_version = "not installed"
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"Machine: nproc {os.cpu_count()} (usable {usable}), {_cpu_model()}; "
+            f"Python {platform.python_version()}, numpy {numpy_version}; {date}.")
+
+
+def _load_labels(path: Path) -> list[dict]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def print_results(bench: Bench, meta: dict, rows: list[Row], notes: list[str],
+                  mismatches: dict[str, list[str]]) -> None:
+    c = meta["corpus"]
+    print(f"### `contam scan` on {bench.corpus_bytes / 1e6:,.1f} MB of corpus "
+          f"({c['documents']:,} documents, {c['shards']} shards), "
+          f"{meta['eval']['examples']:,} eval examples\n")
+    print(results_table(rows, bench.corpus_bytes) + "\n")
+    for note in notes + [r.error for r in rows if r.error]:
+        print(f"- {note}")
+    for tool, diffs in mismatches.items():
+        print(f"\n{tool}: {len(diffs)} differences from the reference; the first ones:")
+        for d in diffs[:SHOW_MISMATCHES]:
+            print(f"    {d}")
+    reports = {r.tool: r.report for r in rows
+               if r.report is not None and not r.error and r.agrees != "n/a"}
+    if reports:
+        print("\nFlagged per category of labels.jsonl:\n")
+        print(detection_table(_load_labels(bench.data / "labels.jsonl"), reports))
+    print(f"\n{machine_info()}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=200.0, help="corpus size in MB (default 200)")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="data directory (default: one per parameter set in the temp directory)")
+    ap.add_argument("--n-eval", type=int, default=1000, help="eval examples (default 1000)")
+    ap.add_argument("--planted-frac", type=float, default=None,
+                    help="share of planted eval examples (default 0.2)")
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--shard-mb", type=float, default=32.0)
+    ap.add_argument("--jobs", type=int, action="append", default=None,
+                    help="a `contam scan --jobs` value, one row each (default: 1 and 0)")
+    ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="reference scanner script")
+    ap.add_argument("--skip-ref", action="store_true", help="do not run the reference scanner")
+    ap.add_argument("--peers", action="store_true", help="also run the naive baseline")
+    a = ap.parse_args(argv)
+    a.jobs = a.jobs or [1, 0]
+    if a.data is None:
+        frac = "" if a.planted_frac is None else f"-p{a.planted_frac:g}"
+        name = f"contam-bench-{a.mb:g}mb-n{a.n_eval}-s{a.seed}{frac}"
+        a.data = Path(tempfile.gettempdir()) / name
+    a.data, a.ref = a.data.resolve(), a.ref.resolve()  # tools run from the repository root
+    return a
+
+
+def judge(contam_rows: list[Row], ref: Row | None) -> dict[str, list[str]]:
+    """Fill each contam row's "agrees" cell; return the differences per disagreeing row."""
+    mismatches: dict[str, list[str]] = {}
+    for row in contam_rows:
+        if row.error:
+            continue
+        if ref is None or ref.report is None:
+            row.agrees = "no reference"
+            continue
+        diffs = compare_reports(row.report or {}, ref.report)
+        row.agrees = "no" if diffs else "yes"
+        if diffs:
+            mismatches[row.tool] = diffs
+    return mismatches
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    prepared = prepare_data(args)
+    if prepared is None:
+        print("bench_scan: error: data generation failed", file=sys.stderr)
+        return 2
+    bench, meta = prepared
+    warm_cache([bench.eval, *bench.shards])
+    notes: list[str] = []
+    wc = run_tool("`wc -w`", ["wc", "-w", *map(str, bench.shards)], None, notes)
+    contam_rows = run_contam(bench, args.jobs, notes)
+    ref = run_reference(bench, args.ref, args.skip_ref, notes)
+    naive = run_naive(bench, notes) if args.peers else None
+    own_rss = _rss_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    rows = [r for r in [wc, *contam_rows, ref, naive] if r is not None]
+    for r in rows:
+        r.load_report()
+    if ref is not None and not ref.error:
+        ref.agrees = "(reference)"
+    if naive is not None and not naive.error:
+        naive.agrees = "n/a"
+        notes.append(naive_note(naive))
+    notes.append(f"peak RSS includes the {own_rss:.0f} MB this script held when it started each "
+                 f"tool (Linux children inherit it): no figure can be lower")
+    mismatches = judge(contam_rows, ref)
+    print_results(bench, meta, rows, notes, mismatches)
+    if mismatches:
+        return 1
+    return 2 if not contam_rows or any(r.error for r in contam_rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

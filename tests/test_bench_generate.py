@@ -1,0 +1,209 @@
+"""The benchmark generator (determinism, plants, labels) and bench_scan's report comparison."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import orjson
+import pytest
+
+from contam_cli.bench.generate import category_counts, generate, normalize_plain, tokens
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_scan.py"
+CJK = re.compile("[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    generate(a, mb=0.3, n_eval=60)
+    generate(b, mb=0.3, n_eval=60)
+    return a, b
+
+
+@pytest.fixture(scope="module")
+def data(runs: tuple[Path, Path]) -> dict:
+    out = runs[0]
+    docs = {d["id"]: d["text"] for p in sorted((out / "corpus").glob("*.jsonl"))
+            for d in _jsonl(p)}
+    evals = {e["id"]: e["text"] for e in _jsonl(out / "eval.jsonl")}
+    return {"out": out, "docs": docs, "evals": evals, "labels": _jsonl(out / "labels.jsonl"),
+            "meta": orjson.loads((out / "meta.json").read_bytes())}
+
+
+def _planted(data: dict, category: str) -> list[tuple[str, str, dict]]:
+    """(eval text, corpus document, label) for each example of ``category``."""
+    return [(data["evals"][lab["id"]], data["docs"][lab["doc"]], lab)
+            for lab in data["labels"] if lab["category"] == category]
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_same_seed_gives_byte_identical_files(runs: tuple[Path, Path]) -> None:
+    a, b = (_files(r) for r in runs)
+    assert a.keys() == b.keys() and "meta.json" in a and "corpus/shard_00000.jsonl" in a
+    assert a == b
+
+
+def test_corpus_size_and_meta(data: dict) -> None:
+    shards = list((data["out"] / "corpus").glob("shard_*.jsonl"))
+    size = sum(p.stat().st_size for p in shards)
+    assert data["meta"]["corpus"]["bytes"] == size
+    assert 0.3e6 <= size < 0.3e6 + 20_000
+    assert data["meta"]["corpus"]["documents"] == len(data["docs"])
+
+
+@pytest.mark.parametrize("n_eval, frac, expected", [
+    (60, None, {"full": 5, "full_norm": 1, "partial40": 3, "near12": 3, "clean": 48}),
+    (1000, None, {"full": 80, "full_norm": 20, "partial40": 50, "near12": 50, "clean": 800}),
+    (100, 0.5, {"full": 20, "full_norm": 5, "partial40": 13, "near12": 12, "clean": 50}),
+    (10, 1.0, {"full": 4, "full_norm": 1, "partial40": 3, "near12": 2, "clean": 0}),
+    (10, 0.0, {"full": 0, "full_norm": 0, "partial40": 0, "near12": 0, "clean": 10}),
+])
+def test_category_counts(n_eval: int, frac: float | None, expected: dict[str, int]) -> None:
+    assert category_counts(n_eval, frac) == expected
+
+
+def test_labels_match_requested_counts(data: dict, tmp_path: Path) -> None:
+    assert Counter(lab["category"] for lab in data["labels"]) == category_counts(60)
+    assert data["meta"]["counts"] == category_counts(60)
+    meta = generate(tmp_path, mb=0.05, n_eval=40, planted_frac=0.5)
+    labels = _jsonl(tmp_path / "labels.jsonl")
+    assert Counter(lab["category"] for lab in labels) == meta["counts"] == category_counts(40, 0.5)
+
+
+def test_labels_cover_every_eval_id_once(data: dict) -> None:
+    ids = [lab["id"] for lab in data["labels"]]
+    assert sorted(ids) == sorted(data["evals"]) and len(set(ids)) == len(ids)
+    for lab in data["labels"]:
+        assert lab["planted"] == (lab["category"] != "clean")
+        assert lab["expected_flag"] == (lab["category"] in ("full", "full_norm", "partial40"))
+        assert (lab["doc"] is None) == (lab["category"] == "clean")
+
+
+def test_full_examples_occur_verbatim(data: dict) -> None:
+    planted = _planted(data, "full")
+    assert planted
+    for text, doc, _ in planted:
+        assert f" {text} " in doc
+
+
+def test_full_norm_examples_occur_normalized(data: dict) -> None:
+    for text, doc, _ in _planted(data, "full_norm"):
+        assert normalize_plain(text) != text
+        assert f" {normalize_plain(text)} " in doc
+
+
+@pytest.mark.parametrize("category, words", [("partial40", 40), ("near12", None)])
+def test_spans_occur_and_cannot_extend(data: dict, category: str, words: int | None) -> None:
+    planted = _planted(data, category)
+    assert planted
+    for text, doc, lab in planted:
+        s, e = lab["span_words"]
+        eval_words = text.split(" ")
+        span = " ".join(eval_words[s:e])
+        at = doc.find(f" {span} ")
+        assert at > 0, lab
+        assert e - s == words if words else len(tokens(span)) == 12
+        left, right = doc[:at].rsplit(" ", 1)[-1], doc[at + len(span) + 2:].split(" ", 1)[0]
+        assert tokens(left)[-1] != tokens(eval_words[s - 1])[-1]
+        assert tokens(right)[0] != tokens(eval_words[e])[0]
+
+
+def test_corpus_has_non_ascii_and_cjk(data: dict) -> None:
+    text = "".join(data["docs"].values())
+    punctuation = set("“”’—")
+    assert any(ord(c) > 127 and c not in punctuation and not CJK.match(c) for c in text)
+    assert CJK.search(text)
+    assert any(re.search("[“”’—]", t) for t in data["evals"].values())
+
+
+def test_eval_examples_are_30_to_120_words(data: dict) -> None:
+    for text in data["evals"].values():
+        assert 30 <= len(tokens(text)) <= 125  # a few words hold two tokens ("don't")
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts/bench_scan.py
+
+
+@pytest.fixture(scope="module")
+def bench_scan() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_scan", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_scan"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _report(*examples: tuple[str, bool, float | None, int | None]) -> dict:
+    return {"examples": [{"id": i, "flagged": f, "overlap_fraction": o, "longest_run": r}
+                         for i, f, o, r in examples]}
+
+
+REF = _report(("e0", True, 1.0, 40), ("e1", False, 0.0, 0), ("e2", False, None, None))
+
+
+def test_compare_reports_agree(bench_scan: ModuleType) -> None:
+    mine = _report(("e2", False, None, None), ("e0", True, 1.0 + 1e-12, 40),
+                   ("e1", False, 0.0, 0))
+    assert bench_scan.compare_reports(mine, REF) == []
+
+
+@pytest.mark.parametrize("mine, expected", [
+    (_report(("e0", False, 1.0, 40), ("e1", False, 0.0, 0), ("e2", False, None, None)),
+     ["e0: flagged"]),
+    (_report(("e0", True, 0.9, 40), ("e1", False, 0.0, 0), ("e2", False, None, None)),
+     ["e0: overlap_fraction"]),
+    (_report(("e0", True, 1.0, 41), ("e1", False, 0.0, 0), ("e2", False, 0.0, None)),
+     ["e0: longest_run", "e2: overlap_fraction"]),
+    (_report(("e0", True, 1.0, 40), ("e9", False, 0.0, 0), ("e2", False, None, None)),
+     ["e1: missing", "e9: not in"]),
+])
+def test_compare_reports_disagree(bench_scan: ModuleType, mine: dict,
+                                  expected: list[str]) -> None:
+    diffs = bench_scan.compare_reports(mine, REF)
+    assert [d[: len(e)] for d, e in zip(diffs, expected)] == expected and len(diffs) == len(
+        expected), diffs
+
+
+FAKE_CONTAM = """
+import sys
+if "--jobs" in sys.argv:
+    print("Error: No such option: --jobs", file=sys.stderr)
+    sys.exit(2)
+open(sys.argv[sys.argv.index("--report") + 1], "w").write('{"examples": []}')
+"""
+
+
+def test_contam_without_jobs_option_falls_back(bench_scan: ModuleType, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fake_contam.py"
+    fake.write_text(FAKE_CONTAM)
+
+    def command(bench: object, report: Path, jobs: int | None) -> list[str]:
+        cmd = [sys.executable, str(fake), "--report", str(report)]
+        return cmd if jobs is None else [*cmd, "--jobs", str(jobs)]
+
+    monkeypatch.setattr(bench_scan, "contam_command", command)
+    bench = bench_scan.Bench(tmp_path, tmp_path, tmp_path, [], 1, tmp_path)
+    notes: list[str] = []
+    rows = bench_scan.run_contam(bench, [1, 0], notes)
+    assert [r.tool for r in rows] == ["`contam scan` (no `--jobs` option)"]
+    rows[0].load_report()
+    assert rows[0].error is None and rows[0].report == {"examples": []}
+    assert rows[0].run.wall > 0 and rows[0].run.max_rss_mb > 0
+    assert len(notes) == 1 and "skipped" in notes[0]
