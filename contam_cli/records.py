@@ -46,7 +46,7 @@ __all__ = [
     "write_atomic",
 ]
 
-Format = Literal["jsonl", "json", "txt", "parquet"]
+Format = Literal["jsonl", "json", "txt", "parquet", "arrow"]
 Role = Literal["eval", "corpus"]
 StrPath = str | os.PathLike[str]
 """A file system path as users pass it (``str`` or ``pathlib.Path``)."""
@@ -63,7 +63,10 @@ _FORMATS: dict[str, Format] = {
     ".json": "json",
     ".txt": "txt",
     ".parquet": "parquet",
+    ".arrow": "arrow",
 }
+# Metadata files that Hugging Face `Dataset.save_to_disk` writes beside its .arrow shards.
+_HF_METADATA = ("state.json", "dataset_info.json", "dataset_dict.json")
 _TEXT_KEYS = "text, content, question, prompt, instruction, messages, conversations"
 _ID_KEYS = ("id", "_id", "uid", "qid", "question_id", "task_id", "example_id", "idx")
 _SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}
@@ -104,7 +107,7 @@ def _split_compression(name: str) -> tuple[str, str]:
 def _format_of(name: str) -> Format | None:
     base, compression = _split_compression(name)
     fmt = _FORMATS.get(Path(base).suffix.lower())
-    if fmt == "parquet" and compression:
+    if fmt in ("parquet", "arrow") and compression:
         return None
     return fmt
 
@@ -119,8 +122,8 @@ def detect_format(path: StrPath) -> Format:
     if fmt is None:
         raise InputError(
             path,
-            "unknown file format (expected .jsonl, .ndjson, .json, .txt or "
-            ".parquet, optionally compressed with .gz, .bz2, .xz or .zst)",
+            "unknown file format (expected .jsonl, .ndjson, .json, .txt, .parquet or "
+            ".arrow, the text formats optionally compressed with .gz, .bz2, .xz or .zst)",
         )
     return fmt
 
@@ -166,6 +169,9 @@ def _walk(root: Path) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not _is_hidden(d)]
         rel_dir = Path(dirpath).relative_to(root)
+        if any(name.endswith(".arrow") for name in filenames) or "dataset_dict.json" in filenames:
+            # A Hugging Face dataset saved to disk: its records are in the .arrow shards.
+            filenames = [n for n in filenames if n not in _HF_METADATA]
         for name in filenames:
             if not _is_hidden(name) and os.path.isfile(os.path.join(dirpath, name)):
                 yield (rel_dir / name).as_posix()
@@ -196,7 +202,7 @@ def iter_files(
         raise InputError(
             path,
             "no input files found (looked for .jsonl, .json, .txt, .ndjson, "
-            ".parquet, optionally .gz/.bz2/.xz/.zst)",
+            ".parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst)",
         )
     return [root / rel for rel in rels]
 
@@ -688,6 +694,34 @@ def _parquet_records(src: _Source) -> Iterator[Record]:
         raise InputError(src.path, f"cannot read parquet: {exc}") from None
 
 
+def _arrow_records(src: _Source) -> Iterator[Record]:
+    """Rows of an Arrow IPC file (stream or file format), as `Dataset.save_to_disk` writes them."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise MissingExtraError("pyarrow", "parquet") from None
+    try:
+        with pa.memory_map(str(src.path)) as source:
+            try:
+                reader = pa.ipc.open_stream(source)
+            except pa.ArrowInvalid:
+                source.seek(0)
+                reader = pa.ipc.open_file(source)
+                batches: Iterator[Any] = (
+                    reader.get_batch(i) for i in range(reader.num_record_batches)
+                )
+            else:
+                batches = iter(reader)
+            index = 0
+            for batch in batches:
+                for row in batch.to_pylist():
+                    yield src.make(row, (src.path, None), str(index),
+                                   Locator(src.path, None, index, None))
+                    index += 1
+    except (OSError, ValueError) as exc:  # NOTE: pyarrow's ArrowInvalid is a ValueError.
+        raise InputError(src.path, f"cannot read Arrow file: {exc}") from None
+
+
 def _file_records(src: _Source, byte_range: tuple[int, int] | None) -> Iterator[Record]:
     fmt = detect_format(src.path)
     compressed = bool(_split_compression(Path(src.path).name)[1])
@@ -697,6 +731,8 @@ def _file_records(src: _Source, byte_range: tuple[int, int] | None) -> Iterator[
         yield from _ranged_records(src, fmt, byte_range)
     elif fmt == "parquet":
         yield from _parquet_records(src)
+    elif fmt == "arrow":
+        yield from _arrow_records(src)
     elif fmt == "json":
         yield from _json_records(src)
     elif fmt == "txt" and src.role == "corpus":
