@@ -14,10 +14,10 @@ from contam_cli.errors import ContamError, InputError, UsageError
 from contam_cli.index import EvalIndex, build_eval_index
 from contam_cli.model import Locator, Record
 from contam_cli.ngrams import Tokenizer, ngram_hash, ngram_hashes, token_hash
+from contam_cli.pipeline import ScanOptions, scan
 from contam_cli.policy import FlagPolicy, SourceThreshold
 from contam_cli.records import TextSpec, extract_text, iter_corpus, iter_records, read_eval
 from contam_cli.report import ExampleResult, Report
-from contam_cli.pipeline import ScanOptions, scan
 from contam_cli.text import NormConfig, normalize, tokenize
 
 __all__ = [

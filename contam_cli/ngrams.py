@@ -20,13 +20,14 @@ token hashes are cached by the word's bytes, so Python only sees words it has ne
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
 
 from contam_cli._accel import kernels
 from contam_cli.errors import MissingExtraError
-from contam_cli.text import DEFAULT_NORM, NormConfig, tokenize
+from contam_cli.text import DEFAULT_NORM, NormConfig, is_segmented, normalize, tokenize
 
 __all__ = [
     "HASH_NAME",
@@ -205,6 +206,51 @@ def hash_tokens(tokens: list[str]) -> np.ndarray:
     return _word_hashes(buf, starts, lengths)
 
 
+_FAST_TABLE: np.ndarray | None = None
+
+
+def fast_table() -> np.ndarray:
+    """Per BMP code point: 0 separator, 1 one-character token, 2 needs the full normalizer.
+
+    Derived from :func:`contam_cli.text.tokenize` itself, for the scripts written without spaces
+    (CJK ideographs, kana) and CJK / full-width punctuation: a character is fast only when it is
+    unchanged by normalization (or normalizes to punctuation), never combines with a neighbour,
+    and on its own tokenizes to itself (1) or to nothing (0). Everything else stays slow (2).
+    """
+    global _FAST_TABLE
+    if _FAST_TABLE is None:
+        table = np.full(0x10000, 2, dtype=np.uint8)
+        candidates = [
+            *range(0x3000, 0x3100),
+            *range(0x3400, 0x4DC0),
+            *range(0x4E00, 0xA000),
+            *range(0xFF00, 0xFF66),
+        ]
+        for cp in candidates:
+            c = chr(cp)
+            if unicodedata.combining(c):
+                continue
+            norm = normalize(c)
+            toks = tokenize(c)
+            if toks == [c] and norm == c and is_segmented(c):
+                table[cp] = 1
+            elif not toks and not any(ch.isalnum() for ch in norm) and not _composes(c):
+                table[cp] = 0
+        _FAST_TABLE = table
+    return _FAST_TABLE
+
+
+def _composes(c: str) -> bool:
+    """Whether `c` can combine with a following character under NFKC (e.g. kana + voicing)."""
+    return any(len(unicodedata.normalize("NFKC", c + m)) < 2 for m in ("\u3099", "\u309a"))
+
+
+def _special_words(arr: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Indices of the words holding a non-ASCII byte."""
+    high = np.flatnonzero(arr >= 0x80)
+    return np.unique(np.searchsorted(starts, high, side="right") - 1)
+
+
 def _blank_unicode_separators(arr: np.ndarray) -> np.ndarray:
     """A copy of `arr` with General Punctuation (U+2000-U+206F) and NBSP turned into spaces.
 
@@ -286,22 +332,22 @@ class Tokenizer:
         ascii_only = tb.isascii()
         if not ascii_only:
             arr = _blank_unicode_separators(arr)
+        word = arr != 0x20
+        # buf starts and ends with separators, so word edges alternate start, end, start, ...
+        edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+        starts, ends = edges[0::2], edges[1::2]
         if self._k is not None:
-            starts, ends, hashes = self._k.scan_words(arr, arr.view(np.uint64))
+            hashes, run_doc, special = self._k.hash_words(arr.view(np.uint64), edges, doc_starts)
         else:
-            word = arr != 0x20
-            # buf starts and ends with separators, so word edges alternate start, end, ...
-            edges = np.flatnonzero(word[1:] != word[:-1]) + 1
-            starts, ends = edges[0::2], edges[1::2]
             hashes = _word_hashes(arr, starts, ends - starts)
-        # Words before each document start -> the document of every word, without a per-word search.
-        first_word = np.searchsorted(starts, doc_starts)
-        run_doc = np.repeat(
-            np.arange(len(doc_starts), dtype=np.int64), np.diff(first_word, append=len(starts))
-        )
-        if ascii_only:
+            # Words before each document start -> each word's document, without a search per word.
+            first_word = np.searchsorted(starts, doc_starts)
+            counts = np.diff(first_word, append=len(starts))
+            run_doc = np.repeat(np.arange(len(doc_starts), dtype=np.int64), counts)
+            special = None if ascii_only else _special_words(arr, starts)
+        if special is None or len(special) == 0:
             return TokenStream(hashes, run_doc)
-        return self._with_nonascii(arr, starts, ends, hashes, run_doc)
+        return self._with_nonascii(arr, starts, ends, hashes, run_doc, special)
 
     def _with_nonascii(
         self,
@@ -310,34 +356,54 @@ class Tokenizer:
         ends: np.ndarray,
         hashes: np.ndarray,
         run_doc: np.ndarray,
+        special: np.ndarray,
     ) -> TokenStream:
-        high = np.flatnonzero(arr >= 0x80)
-        if len(high) == 0:
-            return TokenStream(hashes, run_doc)
-        special = np.unique(np.searchsorted(starts, high, side="right") - 1)
+        """Replace the hashes of words holding non-ASCII bytes by their normalized tokens'."""
         # Words seen before that normalize to one token: a vectorized lookup by raw-bytes hash.
         keys = hashes[special]
         known, values = self._singles.lookup(keys)
-        rest = special[~known]
-        data = arr.tobytes()
-        parts = self._special_hashes(
-            [data[a:b] for a, b in zip(starts[rest].tolist(), ends[rest].tolist())]
-        )
-        self._singles.remember(keys[~known], parts)
         hashes[special[known]] = values
+        rest = special[~known]
+        parts = self._normalize_words(arr, starts, ends, rest, keys[~known])
         counts = np.array([len(p) for p in parts], dtype=np.int64)
         if (counts == 1).all():  # each remaining word is one token too
             if parts:
                 hashes[rest] = np.concatenate(parts)
             return TokenStream(hashes, run_doc)
+        cat = np.concatenate(parts)
+        if self._k is not None:
+            return TokenStream(*self._k.expand(hashes, run_doc, rest, counts, cat))
         per_word = np.ones(len(starts), dtype=np.int64)
         per_word[rest] = counts
         out = np.repeat(hashes, per_word)
         slots = np.repeat(np.cumsum(per_word)[rest] - counts, counts)
         slots += np.arange(len(slots)) - np.repeat(np.cumsum(counts) - counts, counts)
-        if len(slots):
-            out[slots] = np.concatenate(parts)
+        out[slots] = cat
         return TokenStream(out, np.repeat(run_doc, per_word))
+
+    def _normalize_words(
+        self,
+        arr: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        words: np.ndarray,
+        keys: np.ndarray,
+    ) -> list[np.ndarray]:
+        """Token hashes of each word in `words` (indices), by the fastest exact route."""
+        parts: list[np.ndarray] = [self._empty] * len(words)
+        slow = np.arange(len(words))
+        if self._k is not None and len(words):
+            fast, counts, cat = self._k.segmented_words(arr, starts, ends, words, fast_table())
+            bounds = np.cumsum(counts[fast]).tolist()
+            for j, a, b in zip(np.flatnonzero(fast).tolist(), [0, *bounds[:-1]], bounds):
+                parts[j] = cat[a:b]
+            slow = np.flatnonzero(~fast)
+        data = arr.tobytes() if len(slow) else b""
+        slow_parts = self._special_hashes([data[starts[w] : ends[w]] for w in words[slow].tolist()])
+        for j, p in zip(slow.tolist(), slow_parts):
+            parts[j] = p
+        self._singles.remember(keys[slow], slow_parts)
+        return parts
 
     def _special_hashes(self, words: list[bytes]) -> list[np.ndarray]:
         """Token hashes of words holding non-ASCII bytes: cached, misses hashed in bulk."""

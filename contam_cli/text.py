@@ -21,7 +21,14 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["NormConfig", "normalize", "tokenize", "token_spans", "SEGMENTED_RANGES"]
+__all__ = [
+    "NormConfig",
+    "normalize",
+    "tokenize",
+    "token_spans",
+    "is_segmented",
+    "SEGMENTED_RANGES",
+]
 
 #: Code point ranges whose characters are one token each (scripts without spaces between words).
 SEGMENTED_RANGES: tuple[tuple[int, int], ...] = (
@@ -99,6 +106,12 @@ def normalize(text: str, config: NormConfig = DEFAULT_NORM) -> str:
             # characters); a second pass makes normalize() idempotent.
             text = unicodedata.normalize("NFKC", text)
     return text
+
+
+def is_segmented(char: str) -> bool:
+    """Whether `char` belongs to a script whose characters are one token each."""
+    cp = ord(char)
+    return any(a <= cp <= b for a, b in SEGMENTED_RANGES)
 
 
 def tokenize(text: str, config: NormConfig = DEFAULT_NORM) -> list[str]:

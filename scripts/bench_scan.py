@@ -230,6 +230,49 @@ def run_naive(bench: Bench, notes: list[str]) -> Row | None:
     return run_tool("naive Python 13-gram baseline", cmd, report, notes)
 
 
+# (venv name under $VENVS, adapter file in ../shared/tools/peers/adapters, extra args, label)
+PEERS = [
+    ("decontaminate", "decon_adapter.py", ["--tokenizer", "uniseg", "-n", "25"],
+     "decontaminate (decon, uniseg n=25)"),
+    ("lm-eval", "lmeval_adapter.py", [], "lm-eval 13-gram overlap"),
+    ("datacruxai", "datacrux_adapter.py", [], "datacruxai"),
+]
+
+
+def run_peers(bench: Bench, notes: list[str]) -> list[tuple[Row, Path]]:
+    """Installed peers (venvs from ../shared/tools/peers/setup_venvs.sh) on the same data."""
+    venvs = Path(os.environ.get("VENVS", "/tmp/peers"))
+    out: list[tuple[Row, Path]] = []
+    for venv, adapter, extra, label in PEERS:
+        python = venvs / venv / "bin" / "python"
+        script = SHARED_TOOLS / "peers" / "adapters" / adapter
+        if not (python.is_file() and script.is_file()):
+            notes.append(f"{label}: skipped, not installed ({python})")
+            continue
+        outdir = bench.runs / f"peer-{venv}"
+        cmd = [str(python), str(script), "--eval", str(bench.eval), "--corpus",
+               str(bench.corpus), "--out", str(outdir), *extra]
+        row = run_tool(label, cmd, None, notes)
+        if row is not None:
+            row.agrees = "n/a"
+            out.append((row, outdir / "flagged.txt"))
+    return out
+
+
+def peer_note(row: Row, flagged_file: Path, labels: Path) -> str:
+    try:
+        flagged = set(flagged_file.read_text().split())
+    except OSError:
+        return f"{row.tool}: no flagged list written"
+    planted = expected = 0
+    for line in labels.read_bytes().splitlines():
+        lab = orjson.loads(line)
+        if lab.get("expected_flag"):
+            expected += 1
+            planted += str(lab["id"]) in flagged
+    return f"{row.tool}: flagged {len(flagged)}, of which {planted}/{expected} expected leaks"
+
+
 def naive_note(row: Row) -> str:
     hits = sum(1 for e in (row.report or {}).get("examples", []) if e.get("matched"))
     return (f"naive baseline: other rules (ASCII `[a-z0-9]+` tokens; any shared 13-gram "
@@ -375,7 +418,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="a `contam scan --jobs` value, one row each (default: 1 and 0)")
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="reference scanner script")
     ap.add_argument("--skip-ref", action="store_true", help="do not run the reference scanner")
-    ap.add_argument("--peers", action="store_true", help="also run the naive baseline")
+    ap.add_argument("--peers", action="store_true",
+                    help="also run the naive baseline and the installed peers ($VENVS)")
     a = ap.parse_args(argv)
     a.jobs = a.jobs or [1, 0]
     if a.data is None:
@@ -415,8 +459,11 @@ def main(argv: list[str] | None = None) -> int:
     contam_rows = run_contam(bench, args.jobs, notes)
     ref = run_reference(bench, args.ref, args.skip_ref, notes)
     naive = run_naive(bench, notes) if args.peers else None
+    peers = run_peers(bench, notes) if args.peers else []
     own_rss = _rss_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-    rows = [r for r in [wc, *contam_rows, ref, naive] if r is not None]
+    rows = [r for r in [wc, *contam_rows, ref, naive, *(p for p, _ in peers)] if r is not None]
+    for row, flagged in peers:
+        notes.append(peer_note(row, flagged, bench.eval.parent / "labels.jsonl"))
     for r in rows:
         r.load_report()
     if ref is not None and not ref.error:

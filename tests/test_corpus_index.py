@@ -7,12 +7,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import CD
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import contam_cli.corpus_index as ci
-from conftest import CD
 from contam_cli import FlagPolicy, scan
 from contam_cli.cli import app
 from contam_cli.corpus_index import build_corpus_index, load_header
@@ -25,10 +25,18 @@ runner = CliRunner()
 
 
 def _build(files: list[Path], out: Path, n: int, positions: bool) -> None:
-    sources = resolve_sources({"web": files[:1], "books": files[1:]} if len(files) > 1
-                              else files, ScanOptions(n=n))
-    build_corpus_index(sources, out, n=n, norm=DEFAULT_NORM, positions=positions,
-                       corpus_spec=ScanOptions().corpus_spec, force=True)
+    sources = resolve_sources(
+        {"web": files[:1], "books": files[1:]} if len(files) > 1 else files, ScanOptions(n=n)
+    )
+    build_corpus_index(
+        sources,
+        out,
+        n=n,
+        norm=DEFAULT_NORM,
+        positions=positions,
+        corpus_spec=ScanOptions().corpus_spec,
+        force=True,
+    )
 
 
 def _write(d: Path, docs: list[str]) -> list[Path]:
@@ -41,12 +49,20 @@ def _write(d: Path, docs: list[str]) -> list[Path]:
     return files
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(evals=st.lists(DOC, min_size=1, max_size=5), docs=st.lists(DOC, min_size=1, max_size=20),
-       n=st.integers(2, 4))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    evals=st.lists(DOC, min_size=1, max_size=5),
+    docs=st.lists(DOC, min_size=1, max_size=20),
+    n=st.integers(2, 4),
+)
 def test_index_answers_like_streaming(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-    evals: list[str], docs: list[str], n: int,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    evals: list[str],
+    docs: list[str],
+    n: int,
 ) -> None:
     monkeypatch.setattr(ci, "_BUCKET_TARGET", 64)  # many buckets: exercise the external sort
     d = tmp_path_factory.mktemp("c")
@@ -58,7 +74,10 @@ def test_index_answers_like_streaming(
         got = scan(evals, index=d / f"idx{positions}", n=n)
         for a, b in zip(stream.examples, got.examples):
             assert (a.overlap_fraction, a.matched_ngrams, a.matched_sources) == (
-                b.overlap_fraction, b.matched_ngrams, b.matched_sources)
+                b.overlap_fraction,
+                b.matched_ngrams,
+                b.matched_sources,
+            )
             for name, src in a.per_source.items():
                 assert src.matched_ngrams == b.per_source[name].matched_ngrams
                 if positions:  # exact runs, with the same evidence
@@ -73,18 +92,22 @@ def test_index_answers_like_streaming(
 def test_chained_runs_are_labelled_and_can_exceed_exact_ones(tmp_path: Path) -> None:
     (tmp_path / "c.jsonl").write_text('{"text": "A B C"}\n{"text": "B C D"}\n')
     _build([tmp_path / "c.jsonl"], tmp_path / "idx", 3, positions=False)
-    e = scan(["A B C D"], index=tmp_path / "idx", n=3,
-             policy=FlagPolicy(min_overlap=None, min_run=4)).examples[0]
+    e = scan(
+        ["A B C D"], index=tmp_path / "idx", n=3, policy=FlagPolicy(min_overlap=None, min_run=4)
+    ).examples[0]
     assert e.longest_run == 4 and e.evidence is None
 
 
 def test_fixture_through_the_cli_with_positions(tmp_path: Path) -> None:
     idx = tmp_path / "cd.idx"
-    r = runner.invoke(app, ["index", "build", "-c", str(CD / "examples" / "corpus"), "-o", str(idx),
-                            "--positions"])
+    r = runner.invoke(
+        app,
+        ["index", "build", "-c", str(CD / "examples" / "corpus"), "-o", str(idx), "--positions"],
+    )
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["scan", str(CD / "examples" / "benchmark.jsonl"), "--index", str(idx),
-                            "--json"])
+    r = runner.invoke(
+        app, ["scan", str(CD / "examples" / "benchmark.jsonl"), "--index", str(idx), "--json"]
+    )
     assert r.exit_code == 1, r.output
     data = json.loads(r.stdout)
     q1 = data["examples"][0]

@@ -134,3 +134,28 @@ def test_index_lookup_numpy_path_matches(monkeypatch: pytest.MonkeyPatch) -> Non
     numpy_only = index.lookup(grams)
     assert all(np.array_equal(a, b) for a, b in zip(with_default, numpy_only))
     assert len(numpy_only[0]) == len(index.grams)
+
+
+CJK = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("東京は晴れカタナ一二三、。「」，！？：ｶﾞか\u3099が・ー々〇あ")),
+        st.characters(min_codepoint=0x3000, max_codepoint=0x30FF),
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x4E40),
+        st.characters(min_codepoint=0xFF00, max_codepoint=0xFF70),
+        st.sampled_from(list("ab1 é,")),
+    ),
+    max_size=60,
+)
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(CJK, max_size=5))
+def test_cjk_fast_path_equals_definition(accel: bool, texts: list[str]) -> None:
+    tk = Tokenizer(accel=accel)
+    for _ in range(2):  # the second pass goes through the caches
+        stream = tk.tokens(texts)
+        assert [int(h) for h in stream.hashes] == [
+            token_hash(t) for x in texts for t in tokenize(x)
+        ]
+        assert stream.doc.tolist() == [i for i, x in enumerate(texts) for _ in tokenize(x)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contam_cli._version import __version__
+from contam_cli.cli.clean import clean_command
 from contam_cli.cli.index import index_app
 from contam_cli.cli.scan import scan_command
 
@@ -35,6 +36,7 @@ def _root(
 
 app.command("scan")(scan_command)
 app.add_typer(index_app, name="index")
+app.command("clean")(clean_command)
 
 
 def main() -> None:
