@@ -21,6 +21,10 @@ class InputError(ContamError):
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, str, int | None]]:
+        # NOTE: errors raised in --jobs worker processes are pickled back to the parent.
+        return (type(self), (self.path, self.detail, self.line))
+
 
 class UsageError(ContamError):
     """A combination of options that cannot work (the CLI maps it to exit code 2)."""
@@ -38,6 +42,10 @@ class MissingExtraError(ContamError):
     """An optional dependency is missing; the message names the extra to install."""
 
     def __init__(self, module: str, extra: str) -> None:
+        self.module, self.extra = module, extra
         super().__init__(
             f'this needs the optional dependency {module!r}: pip install "contam-cli[{extra}]"'
         )
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return (type(self), (self.module, self.extra))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import orjson
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 import contam_cli.pipeline as scan_module
 from contam_cli import scan
+from contam_cli.errors import InputError
 
 WORDS = st.sampled_from("the cat sat on a mat with hat bat rat dog".split())
 DOC = st.lists(WORDS, min_size=0, max_size=30).map(" ".join)
@@ -57,3 +59,16 @@ def test_byte_range_evidence_gets_line_numbers(
     for jobs in (1, 2):
         e = scan(["the planted sentence sits on this exact line"], [f], n=4, jobs=jobs).examples[0]
         assert e.longest_run == 8 and e.evidence.line == 151 and e.evidence.path == str(f)
+
+
+def test_bad_corpus_record_in_a_worker_is_reported_with_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = b"".join(orjson.dumps({"text": f"doc {i} words"}) + b"\n" for i in range(300))
+    (tmp_path / "a.jsonl").write_bytes(good)
+    (tmp_path / "b.jsonl").write_bytes(good + b'{"text": broken\n')
+    monkeypatch.setattr(scan_module, "SHARD_BYTES", 1000)
+    with pytest.raises(InputError) as err:
+        scan(["doc 1 words"], [tmp_path / "a.jsonl", tmp_path / "b.jsonl"], n=2, jobs=2)
+    assert str(err.value).startswith(str(tmp_path / "b.jsonl"))
+    assert pickle.loads(pickle.dumps(err.value)).args == err.value.args
