@@ -10,6 +10,7 @@ from contam_cli.ngrams import _F1, _F2, _K, _P, _Q, _Q_INV
 _U = np.uint64
 P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)
 S33, S8, HIGH = _U(33), _U(8), _U(0x8080808080808080)
+SPACE = np.uint8(0x20)
 
 
 @njit(cache=True, nogil=True)
@@ -116,24 +117,42 @@ def segmented_words(buf, starts, ends, words, table):  # noqa: ANN001, ANN201
 
 @njit(cache=True, nogil=True)
 def expand(hashes, doc, rest, counts, cat):  # noqa: ANN001, ANN201
-    """Replace word ``rest[j]`` by the ``counts[j]`` token hashes that follow in `cat`."""
+    """Replace word ``rest[j]`` (sorted) by the ``counts[j]`` token hashes that follow in `cat`."""
     total = hashes.shape[0] - rest.shape[0] + counts.sum()
     out = np.empty(total, np.uint64)
     out_doc = np.empty(total, np.int64)
-    j = c = o = 0
-    for k in range(hashes.shape[0]):
-        if j < rest.shape[0] and rest[j] == k:
-            for _ in range(counts[j]):
-                out[o] = cat[c]
-                out_doc[o] = doc[k]
-                o += 1
-                c += 1
-            j += 1
-        else:
-            out[o] = hashes[k]
+    src = o = c = 0
+    for j in range(rest.shape[0]):
+        k = rest[j]
+        span = k - src  # untouched words before this one: block copies
+        out[o : o + span] = hashes[src:k]
+        out_doc[o : o + span] = doc[src:k]
+        o += span
+        for _ in range(counts[j]):
+            out[o] = cat[c]
             out_doc[o] = doc[k]
             o += 1
+            c += 1
+        src = k + 1
+    span = hashes.shape[0] - src
+    out[o : o + span] = hashes[src:]
+    out_doc[o : o + span] = doc[src:]
     return out, out_doc
+
+
+@njit(cache=True, nogil=True)
+def word_edges(arr):  # noqa: ANN001, ANN201
+    """Positions where a run of non-separator bytes starts or ends (alternating), branch-free."""
+    n = arr.shape[0]
+    edges = np.empty(n, np.int64)
+    c = 0
+    prev = 0
+    for i in range(n):
+        cur = 1 if arr[i] != SPACE else 0
+        edges[c] = i
+        c += cur ^ prev
+        prev = cur
+    return edges[:c]
 
 
 @njit(cache=True, nogil=True)

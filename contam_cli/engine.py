@@ -202,15 +202,20 @@ class Accumulator:
             (runs.length == cur_len)
             & ((order < cur_ord) | ((order == cur_ord) & (runs.doc_pos < cur_pos)))
         )
-        spans_cache: dict[int, list[tuple[int, int]]] = {}
-        for k in np.flatnonzero(better).tolist():
+        improved = np.flatnonzero(better)
+        # Character offsets are only needed up to the end of the furthest run in each document.
+        need: dict[int, int] = {}
+        for d, end in zip(
+            runs.doc[improved].tolist(), (runs.doc_pos + runs.length)[improved].tolist()
+        ):
+            need[d] = max(need.get(d, 0), end)
+        spans_cache = {d: token_spans(batch.records[d].text, stop=end) for d, end in need.items()}
+        for k in improved.tolist():
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
             self.best_order[s, e] = order[k]
             self.best_pos[s, e] = runs.doc_pos[k]
             rec = batch.records[d]
-            if d not in spans_cache:
-                spans_cache[d] = token_spans(rec.text)
             self.evidence[(s, e)] = make_evidence(
                 rec,
                 self.source_names[s],
@@ -266,7 +271,7 @@ def make_evidence(
     document could not be read again, so there are no offsets and no text)."""
     if rec is None:
         return Evidence(source, None, None, None, None, None, -1, -1, pos, eval_pos, length, None)
-    spans = token_spans(rec.text) if spans is None else spans
+    spans = token_spans(rec.text, stop=pos + length) if spans is None else spans
     a, b = spans[pos][0], spans[pos + length - 1][1]
     loc = rec.locator
     line = loc.line

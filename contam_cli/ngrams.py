@@ -320,8 +320,10 @@ class Tokenizer:
     def tokens(self, docs: list[bytes] | list[str]) -> TokenStream:
         """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""
         raw = [d.encode("utf-8") if isinstance(d, str) else d for d in docs]
-        body = b"\n" + b"\n".join(raw)
-        buf = body + b"\n" * (16 - len(body) % 8)  # >= 9 trailing separators, length % 8 == 0
+        size = 1 + sum(map(len, raw)) + len(raw)  # the leading separator, documents, separators
+        # One join: a leading separator, the documents, then >= 9 trailing separators, with the
+        # whole buffer's length a multiple of 8.
+        buf = b"\n".join([b"", *raw, b"\n" * (8 + (-size) % 8)])
         lengths = np.fromiter((len(d) + 1 for d in raw), dtype=np.int64, count=len(raw))
         doc_starts = np.cumsum(lengths) - lengths + 1  # where each document's bytes begin in buf
         return self._tokens(buf, doc_starts)
@@ -332,9 +334,12 @@ class Tokenizer:
         ascii_only = tb.isascii()
         if not ascii_only:
             arr = _blank_unicode_separators(arr)
-        word = arr != 0x20
         # buf starts and ends with separators, so word edges alternate start, end, start, ...
-        edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+        if self._k is not None:
+            edges = self._k.word_edges(arr)
+        else:
+            word = arr != 0x20
+            edges = np.flatnonzero(word[1:] != word[:-1]) + 1
         starts, ends = edges[0::2], edges[1::2]
         if self._k is not None:
             hashes, run_doc, special = self._k.hash_words(arr.view(np.uint64), edges, doc_starts)
@@ -398,8 +403,8 @@ class Tokenizer:
             for j, a, b in zip(np.flatnonzero(fast).tolist(), [0, *bounds[:-1]], bounds):
                 parts[j] = cat[a:b]
             slow = np.flatnonzero(~fast)
-        data = arr.tobytes() if len(slow) else b""
-        slow_parts = self._special_hashes([data[starts[w] : ends[w]] for w in words[slow].tolist()])
+        slow_words = [arr[starts[w] : ends[w]].tobytes() for w in words[slow].tolist()]
+        slow_parts = self._special_hashes(slow_words)
         for j, p in zip(slow.tolist(), slow_parts):
             parts[j] = p
         self._singles.remember(keys[slow], slow_parts)

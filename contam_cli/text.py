@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from itertools import islice
 
 __all__ = [
     "NormConfig",
@@ -127,19 +128,26 @@ def tokenize(text: str, config: NormConfig = DEFAULT_NORM) -> list[str]:
     return _TOKEN_RE.findall(normalize(text, config))
 
 
-def token_spans(text: str, config: NormConfig = DEFAULT_NORM) -> list[tuple[int, int]]:
+def token_spans(
+    text: str, config: NormConfig = DEFAULT_NORM, stop: int | None = None
+) -> list[tuple[int, int]]:
     """Character offsets ``(start, end)`` in the ORIGINAL `text` of each token of :func:`tokenize`.
 
     Used for evidence, not on the hot path. Normalization can change lengths ("ﬁ" -> "fi"), so
     offsets are found by normalizing growing prefixes of each non-ASCII word; a token that starts
-    or ends inside one original character maps to that whole character.
+    or ends inside one original character maps to that whole character. `stop`: only the first
+    `stop` tokens are needed.
 
     >>> t = "Ｔｈｅ ﬁsh"
     >>> [t[a:b] for a, b in token_spans(t)]
     ['Ｔｈｅ', 'ﬁsh']
     """
+    if text.isascii():  # NOTE: normalization never moves a token boundary in ASCII text
+        return [m.span() for m in islice(_ASCII_TOKEN_RE.finditer(text), stop)]
     spans: list[tuple[int, int]] = []
     for word in _WORD_RE.finditer(text):
+        if stop is not None and len(spans) >= stop:
+            break
         start, chunk = word.start(), word.group()
         if chunk.isascii():
             spans.extend(
@@ -147,7 +155,7 @@ def token_spans(text: str, config: NormConfig = DEFAULT_NORM) -> list[tuple[int,
             )
             continue
         spans.extend((start + a, start + b) for a, b in _nonascii_spans(chunk, config))
-    return spans
+    return spans if stop is None else spans[:stop]
 
 
 def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:

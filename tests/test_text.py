@@ -63,3 +63,13 @@ def test_token_spans_cover_each_token(text: str) -> None:
         assert 0 <= a < b <= len(text)
         # Re-tokenizing the original characters of a span gives back (at least) that token.
         assert tok in tokenize(text[a:b]) or tok in "".join(tokenize(text[a:b]))
+
+
+@given(st.text(max_size=80), st.integers(0, 20))
+def test_token_spans_can_stop_early(text: str, stop: int) -> None:
+    assert token_spans(text, stop=stop) == token_spans(text)[:stop]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_ascii_token_spans_match_tokenize(text: str) -> None:
+    assert [text[a:b].casefold() for a, b in token_spans(text)] == tokenize(text)
