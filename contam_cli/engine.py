@@ -115,7 +115,7 @@ def match_chunk(
     """Find every eval n-gram in `raw` documents and the best exact run per example."""
     stream = tk.tokens(raw)
     grams, win = tk.ngrams(stream, index.n)
-    hit, uidx = index.lookup(grams)
+    hit, uidx = index.lookup(grams, tk.kernels)
     if len(hit) == 0:
         return None
     k = win[hit]
@@ -225,6 +225,17 @@ class Accumulator:
                 self.redact,
                 spans_cache[d],
             )
+
+    def __getstate__(self) -> dict[str, object]:
+        # NOTE: shards travel between processes; the matched bitmap is the bulk of it, so pack it.
+        state = dict(self.__dict__)
+        state["matched"] = (np.packbits(self.matched, axis=1), self.matched.shape)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        packed, shape = state["matched"]  # type: ignore[misc]
+        state["matched"] = np.unpackbits(packed, axis=1, count=shape[1]).astype(bool)
+        self.__dict__.update(state)
 
     def merge(self, other: Accumulator) -> None:
         """Fold `other` (same index, same sources) into this accumulator; order-independent."""

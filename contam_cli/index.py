@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from contam_cli._accel import kernels
 from contam_cli.ngrams import Tokenizer
 from contam_cli.text import DEFAULT_NORM, NormConfig
 
@@ -60,14 +60,16 @@ class EvalIndex:
     def scorable(self) -> np.ndarray:
         return self.n_tokens >= self.n
 
-    def lookup(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Positions in `hashes` that are eval n-grams, and the index into `grams` of each."""
+    def lookup(self, hashes: np.ndarray, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in `hashes` that are eval n-grams, and the index into `grams` of each.
+
+        `kernels`: the compiled kernels to use (see :mod:`contam_cli._accel`), or None for numpy.
+        """
         if len(self.grams) == 0 or len(hashes) == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
-        k = kernels()
-        if k is not None:
-            return k.lookup(hashes, self.bits, 64 - self.bits_log2, self.grams)
+        if kernels is not None:
+            return kernels.lookup(hashes, self.bits, 64 - self.bits_log2, self.grams)
         top = hashes >> np.uint64(64 - self.bits_log2)
         maybe = (self.bits[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1
         cand = np.flatnonzero(maybe)

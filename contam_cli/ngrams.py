@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -316,6 +317,11 @@ class Tokenizer:
         self._singles = _SingleTokenMap(cache_limit)
         self._cache_limit = cache_limit
         self._empty = np.zeros(0, dtype=_U64)
+
+    @property
+    def kernels(self) -> Any:
+        """The compiled kernels this tokenizer uses (None: the numpy path)."""
+        return self._k
 
     def tokens(self, docs: list[bytes] | list[str]) -> TokenStream:
         """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""

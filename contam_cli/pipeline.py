@@ -12,6 +12,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from contam_cli._accel import kernels
 from contam_cli._version import __version__
 from contam_cli.corpus_index import load_header, match_index
 from contam_cli.engine import ORDER_FILE_SHIFT, Accumulator, iter_batches
@@ -37,8 +38,11 @@ EvalInput = Union[PathLike, Sequence[PathLike], Iterable[Union[str, Record]], Ma
 CorpusInput = Union[PathLike, Sequence[PathLike], Iterable[Union[str, Record]]]  # noqa: UP007
 ProgressFn = Callable[[int], None]
 
-#: Uncompressed JSONL files larger than this are split into byte ranges for --jobs.
+#: Shards (files, or byte ranges of uncompressed JSONL) are about this size: 1/32 of a source,
+#: within these bounds, so that work spreads evenly over processes without many tiny shards.
 SHARD_BYTES = 64 << 20
+MIN_SHARD_BYTES = 8 << 20
+ACCEL_MIN_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,9 @@ class ScanOptions:
     chunk_bytes: int = 1 << 20
     jobs: int = 1
     redact: bool = False
+    accel: bool | None = None
+    """Use the compiled kernels (extra ``fast``): None = when installed and the corpus on disk is
+    at least ACCEL_MIN_BYTES (below that, loading them costs more than they save)."""
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -103,7 +110,9 @@ def scan(
     if index is not None and corpus is not None:
         raise UsageError("give a corpus or an index, not both")
     records, eval_inputs = load_eval(eval, opts)
-    tk = Tokenizer(opts.norm)
+    sources = resolve_sources(corpus, opts) if index is None else []
+    opts = replace(opts, accel=_want_kernels(opts, sources))
+    tk = Tokenizer(opts.norm, accel=opts.accel)
     eval_index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
     if index is not None:
         header = load_header(index)
@@ -121,13 +130,19 @@ def scan(
         ]
         runs = "exact" if header.positions else "chained"
     else:
-        sources = resolve_sources(corpus, opts)
         acc = run_sources(eval_index, sources, opts, progress, tk)
         corpus_inputs = describe_sources(sources, acc, opts)
         runs = "exact"
     fill_evidence_lines(acc)
     inputs = {"eval": eval_inputs, "corpus": corpus_inputs}
     return build_report(records, eval_index, acc, policy, opts, inputs, runs)
+
+
+def _want_kernels(opts: ScanOptions, sources: list[Source]) -> bool:
+    if opts.accel is not None:
+        return opts.accel
+    on_disk = sum(p.stat().st_size for s in sources for p in s.paths)
+    return on_disk >= ACCEL_MIN_BYTES and kernels() is not None
 
 
 def load_eval(eval: EvalInput, opts: ScanOptions) -> tuple[list[Record], list[dict[str, Any]]]:
@@ -243,16 +258,18 @@ def _stream_records(stream: Iterable[str | Record]) -> Iterator[tuple[Record, in
 
 
 def _shards(s: int, src: Source, opts: ScanOptions) -> list[_Shard]:
+    sizes = [f.stat().st_size for f in src.paths]
+    # NOTE: the plan depends on the data only, never on --jobs, so that every job count reads the
+    # same records with the same locators (byte-range records carry offsets, not line numbers).
+    target = min(SHARD_BYTES, max(MIN_SHARD_BYTES, sum(sizes) // 32))
     items: list[tuple[int, str, tuple[int, int] | None, int]] = []
-    for ordinal, f in enumerate(src.paths):
-        size = f.stat().st_size
-        # NOTE: the plan must not depend on --jobs, so that every job count reads the same
-        # records with the same locators (byte-range records carry offsets, not line numbers).
-        splittable = size > SHARD_BYTES and f.suffix in (".jsonl", ".ndjson")
-        if splittable:
+    for ordinal, (f, size) in enumerate(zip(src.paths, sizes)):
+        if size > target and f.suffix in (".jsonl", ".ndjson"):
+            pieces = -(-size // target)
+            step = -(-size // pieces)
             items.extend(
-                (ordinal, str(f), (a, min(a + SHARD_BYTES, size)), min(SHARD_BYTES, size - a))
-                for a in range(0, size, SHARD_BYTES)
+                (ordinal, str(f), (a, min(a + step, size)), min(step, size - a))
+                for a in range(0, size, step)
             )
         else:
             items.append((ordinal, str(f), None, size))
@@ -262,7 +279,7 @@ def _shards(s: int, src: Source, opts: ScanOptions) -> list[_Shard]:
     for ordinal, path, rng, size in items:
         group.append((ordinal, path, rng))
         size_sum += size
-        if size_sum >= SHARD_BYTES or rng is not None:
+        if size_sum >= target or rng is not None:
             shards.append(_Shard(s, tuple(group), size_sum))
             group, size_sum = [], 0
     if group:
@@ -298,7 +315,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(index: EvalIndex, sources: list[Source], opts: ScanOptions) -> None:
-    _WORKER.update(index=index, sources=sources, opts=opts, tk=Tokenizer(opts.norm))
+    _WORKER.update(index=index, sources=sources, opts=opts, tk=Tokenizer(opts.norm, opts.accel))
 
 
 def _work(sh: _Shard) -> Accumulator:

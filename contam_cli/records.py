@@ -715,8 +715,9 @@ def _arrow_records(src: _Source) -> Iterator[Record]:
             index = 0
             for batch in batches:
                 for row in batch.to_pylist():
-                    yield src.make(row, (src.path, None), str(index),
-                                   Locator(src.path, None, index, None))
+                    yield src.make(
+                        row, (src.path, None), str(index), Locator(src.path, None, index, None)
+                    )
                     index += 1
     except (OSError, ValueError) as exc:  # NOTE: pyarrow's ArrowInvalid is a ValueError.
         raise InputError(src.path, f"cannot read Arrow file: {exc}") from None

@@ -64,6 +64,7 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
 _SEG = _char_class(SEGMENTED_RANGES)
 # NOTE: `[^\W_]` is "a Unicode letter or digit" in Python's re (\w minus the underscore).
 _TOKEN_RE = re.compile(f"[{_SEG}]|[^\\W_{_SEG}]+")
+_SEGMENTED_RE = re.compile(f"[{_SEG}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +112,7 @@ def normalize(text: str, config: NormConfig = DEFAULT_NORM) -> str:
 
 def is_segmented(char: str) -> bool:
     """Whether `char` belongs to a script whose characters are one token each."""
-    cp = ord(char)
-    return any(a <= cp <= b for a, b in SEGMENTED_RANGES)
+    return _SEGMENTED_RE.fullmatch(char) is not None
 
 
 def tokenize(text: str, config: NormConfig = DEFAULT_NORM) -> list[str]:
@@ -149,10 +149,8 @@ def token_spans(
         if stop is not None and len(spans) >= stop:
             break
         start, chunk = word.start(), word.group()
-        if chunk.isascii():
-            spans.extend(
-                (start + m.start(), start + m.end()) for m in _ASCII_TOKEN_RE.finditer(chunk)
-            )
+        if chunk.isascii():  # separators split words, so an ASCII word is exactly one token
+            spans.append(word.span())
             continue
         spans.extend((start + a, start + b) for a, b in _nonascii_spans(chunk, config))
     return spans if stop is None else spans[:stop]

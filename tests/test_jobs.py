@@ -43,6 +43,7 @@ def test_jobs_and_byte_range_shards_match_one_process(
         (d / name).write_bytes(b"".join(orjson.dumps({"text": t}) + b"\n" for t in part) or b"\n")
     files = [p for p in sorted(d.iterdir()) if p.read_bytes().strip()]
     monkeypatch.setattr(scan_module, "SHARD_BYTES", split)
+    monkeypatch.setattr(scan_module, "MIN_SHARD_BYTES", split)
     one = scan(evals, files, n=3, jobs=1)
     assert _key(scan(evals, files, n=3, jobs=2)) == _key(one)
     assert _key(scan(evals, files, n=3, jobs=3, chunk_bytes=64)) == _key(one)
@@ -56,6 +57,7 @@ def test_byte_range_evidence_gets_line_numbers(
     f = tmp_path / "big.jsonl"
     f.write_bytes(b"".join(orjson.dumps({"text": t}) + b"\n" for t in lines))
     monkeypatch.setattr(scan_module, "SHARD_BYTES", 1000)
+    monkeypatch.setattr(scan_module, "MIN_SHARD_BYTES", 1000)
     for jobs in (1, 2):
         e = scan(["the planted sentence sits on this exact line"], [f], n=4, jobs=jobs).examples[0]
         assert e.longest_run == 8 and e.evidence.line == 151 and e.evidence.path == str(f)
@@ -68,6 +70,7 @@ def test_bad_corpus_record_in_a_worker_is_reported_with_file_and_line(
     (tmp_path / "a.jsonl").write_bytes(good)
     (tmp_path / "b.jsonl").write_bytes(good + b'{"text": broken\n')
     monkeypatch.setattr(scan_module, "SHARD_BYTES", 1000)
+    monkeypatch.setattr(scan_module, "MIN_SHARD_BYTES", 1000)
     with pytest.raises(InputError) as err:
         scan(["doc 1 words"], [tmp_path / "a.jsonl", tmp_path / "b.jsonl"], n=2, jobs=2)
     assert str(err.value).startswith(str(tmp_path / "b.jsonl"))

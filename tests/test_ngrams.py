@@ -119,20 +119,20 @@ def test_long_tokens_and_lookup(accel: bool) -> None:
     assert [int(h) for h in stream.hashes] == [token_hash(t) for x in texts for t in tokenize(x)]
     index = build_eval_index(texts[::3], 2, tokenizer=Tokenizer(accel=False))
     grams, _ = tk.ngrams(stream, 2)
-    pos, found = index.lookup(grams)
+    pos, found = index.lookup(grams, tk.kernels)
     assert np.array_equal(index.grams[found], grams[pos])
     assert set(grams[pos].tolist()) == set(index.grams.tolist())
 
 
-def test_index_lookup_numpy_path_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(kernels() is None, reason="no numba")
+def test_index_lookup_kernel_matches_numpy() -> None:
     texts = [f"w{i} w{i + 1} w{i + 2} w{i + 3}" for i in range(0, 400, 3)]
     index = build_eval_index(texts, 3)
     tk = Tokenizer(accel=False)
     grams, _ = tk.ngrams(tk.tokens([" ".join(f"w{i}" for i in range(500))]), 3)
-    with_default = index.lookup(grams)
-    monkeypatch.setattr("contam_cli.index.kernels", lambda: None)
+    compiled = index.lookup(grams, kernels())
     numpy_only = index.lookup(grams)
-    assert all(np.array_equal(a, b) for a, b in zip(with_default, numpy_only))
+    assert all(np.array_equal(a, b) for a, b in zip(compiled, numpy_only))
     assert len(numpy_only[0]) == len(index.grams)
 
 

@@ -185,3 +185,11 @@ def test_files_and_paths(tmp_path: Path) -> None:
     assert r.examples[0].evidence.path == str(tmp_path / "c" / "a.jsonl")
     assert r.examples[0].evidence.line == 1
     assert r.inputs["eval"][0]["records"] == 1 and len(r.inputs["eval"][0]["sha256"]) == 64
+
+
+def test_compiled_and_numpy_paths_give_identical_reports() -> None:
+    pytest.importorskip("numba")
+    for n in (3, 5, 13):
+        base = scan(CD / "derived" / "mixed_examples.jsonl", [CORPUS], n=n, accel=False)
+        fast = scan(CD / "derived" / "mixed_examples.jsonl", [CORPUS], n=n, accel=True)
+        assert [e.to_dict() for e in fast.examples] == [e.to_dict() for e in base.examples]

@@ -58,8 +58,13 @@ FORMAT_VERSION = 1
 CATEGORY_WEIGHTS = {"full": 8, "full_norm": 2, "partial40": 5, "near12": 5}
 DEFAULT_PLANTED_FRAC = sum(CATEGORY_WEIGHTS.values()) / 100
 CATEGORIES = (*CATEGORY_WEIGHTS, "clean")
-EXPECTED_FLAG = {"full": True, "full_norm": True, "partial40": True, "near12": False,
-                 "clean": False}
+EXPECTED_FLAG = {
+    "full": True,
+    "full_norm": True,
+    "partial40": True,
+    "near12": False,
+    "clean": False,
+}
 PARTIAL_WORDS = 40
 NEAR_TOKENS = 12
 
@@ -84,23 +89,180 @@ don't it's isn't can't won't didn't doesn't that's there's they're you're we're 
 """.split()
 N_FUNCTION = len(dict.fromkeys(FUNCTION_WORDS))
 
-ONSETS = ("", "", "b", "bl", "br", "c", "ch", "cl", "cr", "d", "dr", "f", "fl", "fr", "g", "gl",
-          "gr", "h", "j", "k", "l", "m", "n", "p", "ph", "pl", "pr", "qu", "r", "s", "sc", "sh",
-          "sk", "sl", "sm", "sn", "sp", "st", "str", "sw", "t", "th", "tr", "v", "w", "wh", "z")
-NUCLEI = ("a", "a", "e", "e", "i", "o", "u", "ai", "au", "ay", "ea", "ee", "ei", "ie", "oa",
-          "oi", "oo", "ou", "y")
-CODAS = ("", "", "", "", "b", "ck", "d", "ft", "g", "k", "l", "ld", "lt", "m", "mp", "n", "nd",
-         "ng", "nk", "nt", "p", "r", "rd", "rm", "rn", "rt", "s", "sh", "sp", "ss", "st", "t",
-         "th", "x")
-ENDINGS = ("",) * 10 + ("s", "ed", "ing", "er", "est", "ly", "ness", "ment", "ful", "less",
-                        "ity", "ous", "ive", "al", "ist", "ion")
+ONSETS = (
+    "",
+    "",
+    "b",
+    "bl",
+    "br",
+    "c",
+    "ch",
+    "cl",
+    "cr",
+    "d",
+    "dr",
+    "f",
+    "fl",
+    "fr",
+    "g",
+    "gl",
+    "gr",
+    "h",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "ph",
+    "pl",
+    "pr",
+    "qu",
+    "r",
+    "s",
+    "sc",
+    "sh",
+    "sk",
+    "sl",
+    "sm",
+    "sn",
+    "sp",
+    "st",
+    "str",
+    "sw",
+    "t",
+    "th",
+    "tr",
+    "v",
+    "w",
+    "wh",
+    "z",
+)
+NUCLEI = (
+    "a",
+    "a",
+    "e",
+    "e",
+    "i",
+    "o",
+    "u",
+    "ai",
+    "au",
+    "ay",
+    "ea",
+    "ee",
+    "ei",
+    "ie",
+    "oa",
+    "oi",
+    "oo",
+    "ou",
+    "y",
+)
+CODAS = (
+    "",
+    "",
+    "",
+    "",
+    "b",
+    "ck",
+    "d",
+    "ft",
+    "g",
+    "k",
+    "l",
+    "ld",
+    "lt",
+    "m",
+    "mp",
+    "n",
+    "nd",
+    "ng",
+    "nk",
+    "nt",
+    "p",
+    "r",
+    "rd",
+    "rm",
+    "rn",
+    "rt",
+    "s",
+    "sh",
+    "sp",
+    "ss",
+    "st",
+    "t",
+    "th",
+    "x",
+)
+ENDINGS = ("",) * 10 + (
+    "s",
+    "ed",
+    "ing",
+    "er",
+    "est",
+    "ly",
+    "ness",
+    "ment",
+    "ful",
+    "less",
+    "ity",
+    "ous",
+    "ive",
+    "al",
+    "ist",
+    "ion",
+)
 
-ACCENTS = {"a": "áàâäåã", "e": "éèêë", "i": "íìîï", "o": "óòôöøõ", "u": "úùûü", "c": "ç",
-           "n": "ñ", "y": "ý"}
-GREEK_ONSETS = ("", "β", "γ", "δ", "θ", "κ", "λ", "μ", "ν", "ξ", "π", "ρ", "σ", "τ", "φ", "χ",
-                "ψ", "ζ")
-GREEK_VOWELS = ("α", "ε", "η", "ι", "ο", "υ", "ω", "ά", "έ", "ή", "ί", "ό", "ύ", "ώ", "αι",
-                "ου", "ει")
+ACCENTS = {
+    "a": "áàâäåã",
+    "e": "éèêë",
+    "i": "íìîï",
+    "o": "óòôöøõ",
+    "u": "úùûü",
+    "c": "ç",
+    "n": "ñ",
+    "y": "ý",
+}
+GREEK_ONSETS = (
+    "",
+    "β",
+    "γ",
+    "δ",
+    "θ",
+    "κ",
+    "λ",
+    "μ",
+    "ν",
+    "ξ",
+    "π",
+    "ρ",
+    "σ",
+    "τ",
+    "φ",
+    "χ",
+    "ψ",
+    "ζ",
+)
+GREEK_VOWELS = (
+    "α",
+    "ε",
+    "η",
+    "ι",
+    "ο",
+    "υ",
+    "ω",
+    "ά",
+    "έ",
+    "ή",
+    "ί",
+    "ό",
+    "ύ",
+    "ώ",
+    "αι",
+    "ου",
+    "ει",
+)
 LIGATURES = {"ffi": "ﬃ", "ffl": "ﬄ", "fi": "ﬁ", "fl": "ﬂ", "ff": "ﬀ"}
 NON_ASCII_STYLES = ("accent", "nfd", "greek", "ligature", "fullwidth", "angstrom")
 NON_ASCII_WEIGHTS = (55, 10, 20, 6, 6, 3)
@@ -111,8 +273,9 @@ SUFFIXES = (" ", ", ", "—", "; ", "’s ", ". ", "? ", ".” ")
 SPACE, COMMA, DASH, SEMI, POSS, STOP, QUESTION, QUOTE_STOP = range(8)
 # Suffix of a word inside a sentence, by a uniform draw from 1000 cells: 5.5% comma, 0.5% em
 # dash, 0.4% semicolon, 1% possessive (content words only), the rest a plain space.
-MID_SUFFIX_TABLE = np.repeat(np.array([COMMA, DASH, SEMI, POSS, SPACE], dtype=np.int64),
-                             [55, 5, 4, 10, 926])
+MID_SUFFIX_TABLE = np.repeat(
+    np.array([COMMA, DASH, SEMI, POSS, SPACE], dtype=np.int64), [55, 5, 4, 10, 926]
+)
 QUOTE_RATE = 0.04
 QUESTION_RATE = 0.08
 
@@ -121,8 +284,10 @@ KATAKANA = np.append(np.arange(0x30A1, 0x30F7, dtype=np.uint32), 0x30FC)
 HAN_RANGE = (0x4E00, 0x9FA6)
 CJK_PUNCT = np.array([0xFF0C, 0x3001, 0x3002], dtype=np.uint32)  # ， 、 。
 
-_SPACELESS = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u2fdf\u3005\u3007\u3040-\u30ff"
-              "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f")
+_SPACELESS = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u2e80-\u2fdf\u3005\u3007\u3040-\u30ff"
+    "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+)
 _TOKEN_RE = re.compile(f"[{_SPACELESS}]|[^\\W_{_SPACELESS}]+")
 _PUNCT_TO_SPACE = str.maketrans(dict.fromkeys(string.punctuation + "“”‘’—–…", " "))
 
@@ -157,8 +322,9 @@ def category_counts(n_eval: int, planted_frac: float | None = None) -> dict[str,
     planted = math.floor(frac * n_eval + 0.5)
     weight_sum = sum(CATEGORY_WEIGHTS.values())
     counts = {k: w * planted // weight_sum for k, w in CATEGORY_WEIGHTS.items()}
-    by_remainder = sorted(CATEGORY_WEIGHTS, key=lambda k: -(CATEGORY_WEIGHTS[k] * planted
-                                                             % weight_sum))
+    by_remainder = sorted(
+        CATEGORY_WEIGHTS, key=lambda k: -(CATEGORY_WEIGHTS[k] * planted % weight_sum)
+    )
     for k in by_remainder[: planted - sum(counts.values())]:
         counts[k] += 1
     counts["clean"] = n_eval - planted
@@ -176,8 +342,10 @@ def _zipf(n: int, s: float) -> np.ndarray:
 
 def _syllable_words(rng: np.random.Generator, n: int) -> list[str]:
     """``n`` candidate words of 1-3 syllables plus an ending (duplicates possible)."""
-    parts = [np.array(t, dtype=object)[rng.integers(len(t), size=(3, n))]
-             for t in (ONSETS, NUCLEI, CODAS)]
+    parts = [
+        np.array(t, dtype=object)[rng.integers(len(t), size=(3, n))]
+        for t in (ONSETS, NUCLEI, CODAS)
+    ]
     syl = parts[0] + parts[1] + parts[2]
     k = rng.choice(3, size=n, p=[0.45, 0.45, 0.10])
     words = syl[0] + np.where(k >= 1, syl[1], "") + np.where(k >= 2, syl[2], "")
@@ -296,18 +464,30 @@ class TextModel:
         probs = _zipf(VOCAB_SIZE, WORD_ZIPF)
         words = _with_non_ascii(_base_vocab(rng, VOCAB_SIZE), probs, rng)
         caps = [_capitalized(w) for w in words]
-        pieces = np.array([w + sfx for form in (words, caps, ["“" + c for c in caps])
-                           for sfx in SUFFIXES for w in form], dtype=object)
+        pieces = np.array(
+            [
+                w + sfx
+                for form in (words, caps, ["“" + c for c in caps])
+                for sfx in SUFFIXES
+                for w in form
+            ],
+            dtype=object,
+        )
         word_sampler = Sampler.from_probs(probs)
         phrase_len = rng.integers(3, 9, size=N_PHRASES)
         phrase_flat = word_sampler.draw(rng, int(phrase_len.sum()))
         han = HAN_RANGE[0] + rng.permutation(HAN_RANGE[1] - HAN_RANGE[0])[:3000].astype(np.uint32)
         lengths = np.array([len(w) for w in words], dtype=np.float64)
         return cls(
-            words=words, pieces=pieces, word_sampler=word_sampler, phrase_len=phrase_len,
-            phrase_start=np.cumsum(phrase_len) - phrase_len, phrase_flat=phrase_flat,
+            words=words,
+            pieces=pieces,
+            word_sampler=word_sampler,
+            phrase_len=phrase_len,
+            phrase_start=np.cumsum(phrase_len) - phrase_len,
+            phrase_flat=phrase_flat,
             phrase_sampler=Sampler.from_probs(_zipf(N_PHRASES, PHRASE_ZIPF)),
-            han=han, han_sampler=Sampler.from_probs(_zipf(len(han), 1.0)),
+            han=han,
+            han_sampler=Sampler.from_probs(_zipf(len(han), 1.0)),
             chars_per_token=float(probs @ lengths) + 1.12,
         )
 
@@ -345,8 +525,9 @@ class TextModel:
         # NOTE: every document ends on a sentence end, whose suffix has one trailing space.
         return ["".join(pieces[a:b].tolist())[:-1] for a, b in zip(bounds, bounds[1:])]
 
-    def _suffixes(self, ids: np.ndarray, rng: np.random.Generator, is_end: np.ndarray,
-                  quoted: np.ndarray) -> np.ndarray:
+    def _suffixes(
+        self, ids: np.ndarray, rng: np.random.Generator, is_end: np.ndarray, quoted: np.ndarray
+    ) -> np.ndarray:
         draws = rng.integers(0, len(MID_SUFFIX_TABLE), size=len(ids), dtype=np.uint16)
         suffix = MID_SUFFIX_TABLE[draws]
         suffix[(suffix == POSS) & (ids < N_FUNCTION)] = SPACE
@@ -359,8 +540,11 @@ class TextModel:
         han = self.han[self.han_sampler.draw(rng, n_chars)]
         if rng.random() < 0.5:
             script = rng.choice(3, size=n_chars, p=[0.45, 0.2, 0.35])
-            kana = np.where(script == 0, HIRAGANA[rng.integers(len(HIRAGANA), size=n_chars)],
-                            KATAKANA[rng.integers(len(KATAKANA), size=n_chars)])
+            kana = np.where(
+                script == 0,
+                HIRAGANA[rng.integers(len(HIRAGANA), size=n_chars)],
+                KATAKANA[rng.integers(len(KATAKANA), size=n_chars)],
+            )
             han = np.where(script == 2, han, kana)
         stops = np.cumsum(rng.integers(6, 30, size=n_chars // 6 + 1)) - 1
         stops = stops[stops < n_chars]
@@ -394,8 +578,9 @@ class Plant:
     span_words: tuple[int, int] | None
 
 
-def make_eval_set(model: TextModel, rng: np.random.Generator,
-                  counts: dict[str, int]) -> list[Example]:
+def make_eval_set(
+    model: TextModel, rng: np.random.Generator, counts: dict[str, int]
+) -> list[Example]:
     """Shuffled examples of 30-120 words (60-120 for ``partial40``, so the span fits)."""
     cats = rng.permutation(np.repeat(np.array(CATEGORIES), [counts[c] for c in CATEGORIES]))
     low = np.where(cats == "partial40", 60, 30)
@@ -429,8 +614,9 @@ def _plant(i: int, ex: Example, rng: np.random.Generator) -> Plant:
     return Plant(i, " ".join(words[s:e]), before, after, 0, (s, e))
 
 
-def make_plants(examples: list[Example], rng: np.random.Generator,
-                target_bytes: int) -> tuple[list[Plant], int]:
+def make_plants(
+    examples: list[Example], rng: np.random.Generator, target_bytes: int
+) -> tuple[list[Plant], int]:
     """One plant per planted example, sorted by a uniform offset into the generated text.
 
     Returns the plants and how many bytes to generate, so that with the plants (and the space
@@ -452,8 +638,9 @@ def _blocked(plant: Plant, left: str, right: str) -> bool:
     return plant.after is not None and bool(t := tokens(right)) and t[0] == plant.after
 
 
-def insert_plants(text: str, plants: list[Plant],
-                  rng: np.random.Generator) -> tuple[str, list[Plant], list[Plant]]:
+def insert_plants(
+    text: str, plants: list[Plant], rng: np.random.Generator
+) -> tuple[str, list[Plant], list[Plant]]:
     """Insert plants between distinct pairs of words; returns (text, placed, left over).
 
     At most half of the gaps between words receive a plant; the rest wait for the next document.
@@ -466,8 +653,11 @@ def insert_plants(text: str, plants: list[Plant],
             left_over.extend(plants[k:])
             break
         for gap in rng.integers(1, max(2, len(words)), size=8).tolist():
-            if gap < len(words) and gap not in chosen and not _blocked(
-                    plant, words[gap - 1], words[gap]):
+            if (
+                gap < len(words)
+                and gap not in chosen
+                and not _blocked(plant, words[gap - 1], words[gap])
+            ):
                 chosen[gap] = plant
                 break
         else:
@@ -530,8 +720,14 @@ def _line(doc_id: str, text: str) -> bytes:
     return orjson.dumps({"id": doc_id, "text": text}, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def write_corpus(model: TextModel, rng: np.random.Generator, place_rng: np.random.Generator,
-                 writer: ShardWriter, target_bytes: int, plants: list[Plant]) -> dict:
+def write_corpus(
+    model: TextModel,
+    rng: np.random.Generator,
+    place_rng: np.random.Generator,
+    writer: ShardWriter,
+    target_bytes: int,
+    plants: list[Plant],
+) -> dict:
     """Stream documents into shards until ``target_bytes`` (before plants) and every plant
     has a home."""
     queue = iter(plants)
@@ -571,10 +767,17 @@ def _write_jsonl(path: Path, rows: list[dict]) -> int:
 
 def _labels(examples: list[Example], plants: list[Plant], home: dict[int, str]) -> list[dict]:
     spans = {p.example: list(p.span_words) for p in plants if p.span_words is not None}
-    return [{"id": ex.id, "category": ex.category, "planted": ex.category != "clean",
-             "expected_flag": EXPECTED_FLAG[ex.category], "doc": home.get(i),
-             "span_words": spans.get(i)}
-            for i, ex in enumerate(examples)]
+    return [
+        {
+            "id": ex.id,
+            "category": ex.category,
+            "planted": ex.category != "clean",
+            "expected_flag": EXPECTED_FLAG[ex.category],
+            "doc": home.get(i),
+            "span_words": spans.get(i),
+        }
+        for i, ex in enumerate(examples)
+    ]
 
 
 def _prepare(out: Path) -> Path:
@@ -596,29 +799,47 @@ def _check_params(mb: float, n_eval: int, planted_frac: float | None, shard_mb: 
         raise ValueError("planted_frac must be between 0 and 1")
 
 
-def _params(mb: float, seed: int, n_eval: int, planted_frac: float | None,
-            shard_mb: float) -> dict:
+def _params(mb: float, seed: int, n_eval: int, planted_frac: float | None, shard_mb: float) -> dict:
     frac = DEFAULT_PLANTED_FRAC if planted_frac is None else planted_frac
-    return {"mb": float(mb), "seed": seed, "n_eval": n_eval, "shard_mb": float(shard_mb),
-            "planted_frac": float(frac)}
+    return {
+        "mb": float(mb),
+        "seed": seed,
+        "n_eval": n_eval,
+        "shard_mb": float(shard_mb),
+        "planted_frac": float(frac),
+    }
 
 
-def existing_meta(out: Path, mb: float, seed: int = 1234, n_eval: int = 1000,
-                  planted_frac: float | None = None, shard_mb: float = 32) -> dict | None:
+def existing_meta(
+    out: Path,
+    mb: float,
+    seed: int = 1234,
+    n_eval: int = 1000,
+    planted_frac: float | None = None,
+    shard_mb: float = 32,
+) -> dict | None:
     """The meta.json of a complete earlier run into ``out`` with these parameters, else None."""
     try:
         meta = orjson.loads((Path(out) / "meta.json").read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
     shards = len(list((Path(out) / "corpus").glob("shard_*.jsonl")))
-    same = (meta.get("format_version") == FORMAT_VERSION
-            and meta.get("params") == _params(mb, seed, n_eval, planted_frac, shard_mb)
-            and meta.get("corpus", {}).get("shards") == shards)
+    same = (
+        meta.get("format_version") == FORMAT_VERSION
+        and meta.get("params") == _params(mb, seed, n_eval, planted_frac, shard_mb)
+        and meta.get("corpus", {}).get("shards") == shards
+    )
     return meta if same else None
 
 
-def generate(out: Path, mb: float, seed: int = 1234, n_eval: int = 1000,
-             planted_frac: float | None = None, shard_mb: float = 32) -> dict:
+def generate(
+    out: Path,
+    mb: float,
+    seed: int = 1234,
+    n_eval: int = 1000,
+    planted_frac: float | None = None,
+    shard_mb: float = 32,
+) -> dict:
     """Write corpus shards, eval set, labels and meta.json under ``out``; return the meta dict.
 
     The eval set depends only on ``seed``, ``n_eval`` and ``planted_frac`` (not on ``mb``).
@@ -633,16 +854,27 @@ def generate(out: Path, mb: float, seed: int = 1234, n_eval: int = 1000,
     examples = make_eval_set(model, eval_rng, counts)
     plants, stream_bytes = make_plants(examples, eval_rng, int(mb * 1e6))
     writer = ShardWriter(_prepare(out), int(shard_mb * 1e6))
-    corpus = write_corpus(model, np.random.default_rng(corpus_ss),
-                          np.random.default_rng(place_ss), writer, stream_bytes, plants)
+    corpus = write_corpus(
+        model,
+        np.random.default_rng(corpus_ss),
+        np.random.default_rng(place_ss),
+        writer,
+        stream_bytes,
+        plants,
+    )
     eval_bytes = _write_jsonl(out / "eval.jsonl", [{"id": e.id, "text": e.text} for e in examples])
     _write_jsonl(out / "labels.jsonl", _labels(examples, plants, corpus["home"]))
     meta = {
-        "generator": "contam_cli.bench.generate", "format_version": FORMAT_VERSION,
+        "generator": "contam_cli.bench.generate",
+        "format_version": FORMAT_VERSION,
         "params": _params(mb, seed, n_eval, planted_frac, shard_mb),
         "counts": counts,
-        "corpus": {"bytes": writer.bytes, "documents": corpus["documents"],
-                   "cjk_documents": corpus["cjk_documents"], "shards": writer.shards},
+        "corpus": {
+            "bytes": writer.bytes,
+            "documents": corpus["documents"],
+            "cjk_documents": corpus["cjk_documents"],
+            "shards": writer.shards,
+        },
         "eval": {"bytes": eval_bytes, "examples": len(examples)},
     }
     (out / "meta.json").write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
@@ -650,17 +882,25 @@ def generate(out: Path, mb: float, seed: int = 1234, n_eval: int = 1000,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m contam_cli.bench.generate",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m contam_cli.bench.generate", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--out", type=Path, required=True, help="output directory")
     ap.add_argument("--mb", type=float, required=True, help="corpus size in MB (1e6 bytes)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--n-eval", type=int, default=1000, help="eval examples (default 1000)")
-    ap.add_argument("--planted-frac", type=float, default=None,
-                    help=f"share of planted examples (default {DEFAULT_PLANTED_FRAC:g})")
+    ap.add_argument(
+        "--planted-frac",
+        type=float,
+        default=None,
+        help=f"share of planted examples (default {DEFAULT_PLANTED_FRAC:g})",
+    )
     ap.add_argument("--shard-mb", type=float, default=32.0, help="shard size in MB (default 32)")
-    ap.add_argument("--reuse", action="store_true",
-                    help="keep OUT as it is if it already holds a run with these parameters")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep OUT as it is if it already holds a run with these parameters",
+    )
     a = ap.parse_args(argv)
     params = (a.out, a.mb, a.seed, a.n_eval, a.planted_frac, a.shard_mb)
     t0 = time.perf_counter()
@@ -676,8 +916,10 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - t0
     sys.stdout.write(orjson.dumps(meta).decode() + "\n")
     mb_written = meta["corpus"]["bytes"] / 1e6
-    print(f"generate: {mb_written:.1f} MB in {seconds:.1f} s ({mb_written / seconds:.1f} MB/s)",
-          file=sys.stderr)
+    print(
+        f"generate: {mb_written:.1f} MB in {seconds:.1f} s ({mb_written / seconds:.1f} MB/s)",
+        file=sys.stderr,
+    )
     return 0
 
 

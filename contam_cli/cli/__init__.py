@@ -6,6 +6,7 @@ import typer
 
 from contam_cli._version import __version__
 from contam_cli.cli.clean import clean_command
+from contam_cli.cli.common import tune_allocator
 from contam_cli.cli.index import index_app
 from contam_cli.cli.scan import scan_command
 
@@ -41,4 +42,5 @@ app.command("clean")(clean_command)
 
 def main() -> None:
     """Console entry point."""
+    tune_allocator()
     app()
