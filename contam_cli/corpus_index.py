@@ -30,12 +30,12 @@ import numpy as np
 import orjson
 
 from contam_cli._version import __version__
-from contam_cli.engine import Accumulator, best_runs, iter_batches, make_evidence
+from contam_cli.engine import Accumulator, best_runs, make_evidence
 from contam_cli.errors import IndexMismatchError, InputError, OutputError
 from contam_cli.index import EvalIndex
 from contam_cli.model import Record
 from contam_cli.ngrams import HASH_NAME, Tokenizer
-from contam_cli.records import iter_records, sha256_file
+from contam_cli.records import iter_records, iter_text_batches, sha256_file
 from contam_cli.text import NormConfig
 
 __all__ = ["INDEX_FORMAT", "IndexHeader", "build_corpus_index", "load_header", "match_index"]
@@ -221,23 +221,19 @@ def _build_source(
     docs: dict[str, list[int]] = {"file_ord": [], "offset": [], "record": []}
     n_docs = n_grams = 0
     for f_ord, path in enumerate(src.paths):
-        recs = ((r, i) for i, r in enumerate(iter_records(path, role="corpus", spec=spec)))
-        for batch in iter_batches(recs, k, chunk_bytes):
-            stream = tk.tokens(batch.raw)
+        for batch in iter_text_batches(path, spec=spec, chunk_bytes=chunk_bytes):
+            stream = tk.tokens(batch.texts)
             grams, win = tk.ngrams(stream, n)
-            counts = np.bincount(stream.doc, minlength=len(batch.raw))
+            counts = np.bincount(stream.doc, minlength=len(batch.texts))
             doc = stream.doc[win]
             pos = win - (np.cumsum(counts) - counts)[doc]
             buckets.add(grams, (doc + n_docs).astype(np.uint64), pos.astype(np.uint64))
             if positions:
-                docs["file_ord"].extend([f_ord] * len(batch.records))
-                docs["offset"].extend(
-                    r.locator.span[0] if r.locator.span else -1 for r in batch.records
-                )
-                docs["record"].extend(
-                    r.locator.record if r.locator.record is not None else -1 for r in batch.records
-                )
-            n_docs += len(batch.raw)
+                m = len(batch.texts)
+                docs["file_ord"].extend([f_ord] * m)
+                docs["offset"].extend(batch.offsets)
+                docs["record"].extend(range(batch.first_ordinal, batch.first_ordinal + m))
+            n_docs += len(batch.texts)
             n_grams += len(grams)
         if progress:
             progress(path.stat().st_size)

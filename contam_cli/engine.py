@@ -63,9 +63,12 @@ class DocBatch:
     """Whole documents of one source, ready to tokenize as one chunk."""
 
     source: int
-    records: list[Record]
     raw: list[bytes]
+    """Each document's text, UTF-8."""
     order: np.ndarray
+    """Each document's place in the source (file ordinal, then position): ties go to the lowest."""
+    record: Callable[[int], Record]
+    """Document d's full Record, built on demand (only documents that become evidence need it)."""
 
 
 def iter_batches(
@@ -83,10 +86,10 @@ def iter_batches(
         orders.append(order)
         size += len(raw) + 1
         if size >= chunk_bytes:
-            yield DocBatch(source, recs, raws, np.array(orders, dtype=np.int64))
+            yield DocBatch(source, raws, np.array(orders, dtype=np.int64), recs.__getitem__)
             recs, raws, orders, size = [], [], [], 0
     if recs:
-        yield DocBatch(source, recs, raws, np.array(orders, dtype=np.int64))
+        yield DocBatch(source, raws, np.array(orders, dtype=np.int64), recs.__getitem__)
 
 
 @dataclass
@@ -209,13 +212,13 @@ class Accumulator:
             runs.doc[improved].tolist(), (runs.doc_pos + runs.length)[improved].tolist()
         ):
             need[d] = max(need.get(d, 0), end)
-        spans_cache = {d: token_spans(batch.records[d].text, stop=end) for d, end in need.items()}
+        spans_cache = {d: token_spans(batch.record(d).text, stop=end) for d, end in need.items()}
         for k in improved.tolist():
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
             self.best_order[s, e] = order[k]
             self.best_pos[s, e] = runs.doc_pos[k]
-            rec = batch.records[d]
+            rec = batch.record(d)
             self.evidence[(s, e)] = make_evidence(
                 rec,
                 self.source_names[s],

@@ -15,7 +15,7 @@ import numpy as np
 from contam_cli._accel import kernels
 from contam_cli._version import __version__
 from contam_cli.corpus_index import load_header, match_index
-from contam_cli.engine import ORDER_FILE_SHIFT, Accumulator, iter_batches
+from contam_cli.engine import ORDER_FILE_SHIFT, Accumulator, DocBatch, iter_batches
 from contam_cli.errors import UsageError
 from contam_cli.index import EvalIndex, build_eval_index
 from contam_cli.model import Locator, Record
@@ -24,7 +24,7 @@ from contam_cli.policy import FlagPolicy, zscores
 from contam_cli.records import (
     TextSpec,
     iter_files,
-    iter_records,
+    iter_text_batches,
     read_eval,
     sha256_file,
 )
@@ -287,14 +287,16 @@ def _shards(s: int, src: Source, opts: ScanOptions) -> list[_Shard]:
     return shards
 
 
-def _shard_records(sh: _Shard, opts: ScanOptions) -> Iterator[tuple[Record, int]]:
+def _shard_batches(sh: _Shard, opts: ScanOptions) -> Iterator[DocBatch]:
     for ordinal, path, rng in sh.items:
         base = ordinal << ORDER_FILE_SHIFT
-        for k, rec in enumerate(
-            iter_records(path, role="corpus", spec=opts.corpus_spec, byte_range=rng)
+        for tb in iter_text_batches(
+            path, spec=opts.corpus_spec, byte_range=rng, chunk_bytes=opts.chunk_bytes
         ):
-            span = rec.locator.span
-            yield rec, base + (span[0] if span is not None else k)
+            order = np.array(tb.offsets, dtype=np.int64)
+            if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
+                order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
+            yield DocBatch(sh.source, tb.texts, order + base, tb.record)
 
 
 def _run_shard_into(
@@ -305,7 +307,7 @@ def _run_shard_into(
     opts: ScanOptions,
     progress: ProgressFn | None,
 ) -> None:
-    for batch in iter_batches(_shard_records(sh, opts), sh.source, opts.chunk_bytes):
+    for batch in _shard_batches(sh, opts):
         acc.add_batch(index, tk, batch)
     if progress:
         progress(sh.size)

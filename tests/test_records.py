@@ -843,3 +843,55 @@ def test_byte_ranges_partition_records(
         for r in iter_records(path, role="corpus", byte_range=(start, end))
     ]
     assert parts == whole
+
+
+# -- iter_text_batches: the scanner's fast reader gives exactly what iter_records gives -----------
+
+from contam_cli.records import iter_text_batches  # noqa: E402
+
+LINE = st.one_of(
+    st.fixed_dictionaries({"id": st.text(max_size=3), "text": st.text(max_size=20)}),
+    st.fixed_dictionaries({"text": st.text(max_size=20)}),
+    st.fixed_dictionaries({"messages": st.lists(st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant"]), "content": st.text(max_size=10)}),
+        min_size=1, max_size=3)}),
+    st.fixed_dictionaries({"prompt": st.text(max_size=8), "completion": st.text(max_size=8)}),
+    st.text(min_size=1, max_size=10),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(st.one_of(LINE, st.just(None)), min_size=1, max_size=25),
+    crlf=st.booleans(), bom=st.booleans(), gz=st.booleans(), chunk=st.integers(1, 200),
+    cut=st.integers(0, 400),
+)
+def test_text_batches_equal_records(tmp_path_factory: pytest.TempPathFactory, lines: list,
+                                    crlf: bool, bom: bool, gz: bool, chunk: int,
+                                    cut: int) -> None:
+    if all(x is None for x in lines):
+        lines = [*lines, {"text": "x"}]
+    end = b"\r\n" if crlf else b"\n"
+    body = b"".join((b"" if x is None else orjson.dumps(x)) + end for x in lines)
+    d = tmp_path_factory.mktemp("tb")
+    path = d / ("c.jsonl.gz" if gz else "c.jsonl")
+    raw = (b"\xef\xbb\xbf" if bom else b"") + body
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    try:
+        want = list(iter_records(path, role="corpus"))
+    except InputError as err:  # e.g. a BOM on an otherwise blank first line: both must refuse
+        with pytest.raises(InputError) as again:
+            list(iter_text_batches(path, chunk_bytes=chunk))
+        assert str(again.value) == str(err)
+        return
+    batches = list(iter_text_batches(path, chunk_bytes=chunk))
+    got = [(b.texts[i], b.offsets[i], b.record(i)) for b in batches for i in range(len(b.texts))]
+    assert [g[0] for g in got] == [r.text.encode() for r in want]
+    assert [g[2] for g in got] == want
+    assert [g[1] for g in got] == [r.locator.span[0] for r in want]
+    if not gz:
+        ranges = [(0, cut), (cut, len(raw))]
+        ranged = [b.record(i) for r in ranges
+                  for b in iter_text_batches(path, byte_range=r, chunk_bytes=chunk)
+                  for i in range(len(b.texts))]
+        assert [r.text for r in ranged] == [r.text for r in want]
