@@ -419,10 +419,13 @@ class Tokenizer:
     def _special_hashes(self, words: list[bytes]) -> list[np.ndarray]:
         """Token hashes of words holding non-ASCII bytes: cached, misses hashed in bulk."""
         cache = self._cache
-        misses = [w for w in dict.fromkeys(words) if w not in cache]
+        unique = dict.fromkeys(words)
+        misses = [w for w in unique if w not in cache]
         if misses:
             if len(cache) + len(misses) > self._cache_limit:
+                # NOTE: after a clear every word of this call is a miss, hits included.
                 cache.clear()
+                misses = list(unique)
             toks = [tokenize(w.decode("utf-8"), self.norm) for w in misses]
             flat = hash_tokens([t for ts in toks for t in ts])
             k = 0

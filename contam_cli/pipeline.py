@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
@@ -67,6 +67,8 @@ class ScanOptions:
     chunk_bytes: int = 1 << 20
     jobs: int = 1
     redact: bool = False
+    hash_corpus: bool = True
+    """Record each corpus file's sha256 in the report (computed beside the scan)."""
     accel: bool | None = None
     """Use the compiled kernels (extra ``fast``): None = when installed and the corpus on disk is
     at least ACCEL_MIN_BYTES (below that, loading them costs more than they save)."""
@@ -130,8 +132,17 @@ def scan(
         ]
         runs = "exact" if header.positions else "chained"
     else:
-        acc = run_sources(eval_index, sources, opts, progress, tk)
-        corpus_inputs = describe_sources(sources, acc, opts)
+        # NOTE: hashing releases the GIL, so the corpus files' digests are computed beside the
+        # scan (another core when there is one) instead of after it.
+        with ThreadPoolExecutor(max_workers=1) as hasher:
+            digests = {
+                p: hasher.submit(sha256_file, p)
+                for s in sources
+                for p in (s.paths if opts.hash_corpus else ())
+            }
+            acc = run_sources(eval_index, sources, opts, progress, tk)
+            hashes = {p: f.result() for p, f in digests.items()}
+        corpus_inputs = describe_sources(sources, acc, hashes)
         runs = "exact"
     fill_evidence_lines(acc)
     inputs = {"eval": eval_inputs, "corpus": corpus_inputs}
@@ -386,13 +397,18 @@ def _lines_at(path: str, offsets: list[int]) -> list[int]:
     return out
 
 
-def describe_sources(sources: list[Source], acc: Accumulator, opts: ScanOptions) -> list[dict]:
+def describe_sources(
+    sources: list[Source], acc: Accumulator, hashes: Mapping[Path, str]
+) -> list[dict]:
     out = []
     for s, src in enumerate(sources):
         out.append(
             {
                 "source": src.name,
-                "files": [str(p) for p in src.paths],
+                "files": [
+                    {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
+                    for p in src.paths
+                ],
                 "streamed": src.stream is not None,
                 "documents": int(acc.documents[s]),
                 "text_bytes": int(acc.text_bytes[s]),

@@ -66,6 +66,15 @@ def test_json_is_deterministic_strict_and_versioned(tmp_path: Path) -> None:
     assert data["inputs"]["eval"][0]["records"] == 4
 
 
+def test_corpus_files_are_hashed_unless_asked_not_to() -> None:
+    data = json.loads(run("scan", BENCH, "--corpus", CORPUS, "--json").stdout)
+    files = data["inputs"]["corpus"][0]["files"]
+    assert [Path(f["path"]).name for f in files] == ["doc_clean.txt", "doc_contaminated.txt"]
+    assert all(len(f["sha256"]) == 64 and f["bytes"] > 0 for f in files)
+    data = json.loads(run("scan", BENCH, "--corpus", CORPUS, "--json", "--no-corpus-hash").stdout)
+    assert all(f["sha256"] is None for f in data["inputs"]["corpus"][0]["files"])
+
+
 def test_report_file_and_redact(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = run("scan", BENCH, "--corpus", CORPUS, "--report", str(out), "--redact", "--no-fail")

@@ -97,6 +97,16 @@ def test_byte_level_separators_really_separate(cp: int) -> None:
     assert [int(h) for h in tk.tokens([f"x{c}y{c}"]).hashes] == [token_hash("x"), token_hash("y")]
 
 
+def test_word_cache_eviction_keeps_words_already_seen() -> None:
+    # Multi-token non-ASCII words bypass the single-token map and fill the word cache; a chunk
+    # mixing cached words with enough new ones forces an eviction in the middle of a lookup.
+    words = [f"東{i}京" for i in range(50)]
+    tk = Tokenizer(cache_limit=40, accel=False)
+    tk.tokens([" ".join(words[:30])])
+    doc = " ".join(words[:30] + words[30:])
+    assert [int(h) for h in tk.tokens([doc]).hashes] == [token_hash(t) for t in tokenize(doc)]
+
+
 def test_tokenizer_caches_stay_exact_across_many_chunks() -> None:
     # Enough distinct non-ASCII words to fill and merge the single-token map several times,
     # seen again in later chunks and mixed with multi-token (CJK) words.

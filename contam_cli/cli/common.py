@@ -162,6 +162,13 @@ ProgressOpt = Annotated[
         show_default=False,
     ),
 ]
+NoCorpusHashOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-corpus-hash",
+        help="Skip the sha256 of each corpus file in the report (it reads the files once more).",
+    ),
+]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 
 

@@ -55,6 +55,7 @@ def scan_command(
     no_casefold: c.NoCasefoldOpt = False,
     no_nfkc: c.NoNfkcOpt = False,
     progress: c.ProgressOpt = None,
+    no_corpus_hash: c.NoCorpusHashOpt = False,
     debug: c.DebugOpt = False,
 ) -> None:
     """Check every eval example against the corpus: overlap, longest verbatim run, evidence.
@@ -73,6 +74,7 @@ def scan_command(
             chunk_bytes=chunk_size,
             jobs=jobs,
             redact=redact,
+            hash_corpus=not no_corpus_hash,
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
         total = sum(
