@@ -1,4 +1,4 @@
-"""Readers for every input format, text and id detection, and atomic writers.
+"""Readers for every input format, and text and id detection.
 
 Eval sets and corpora share one reading path: a file is opened (decompressing by suffix), split
 into records by its format (JSONL/NDJSON lines, a JSON array, TXT lines or documents, Parquet rows),
@@ -13,23 +13,24 @@ import bz2
 import fnmatch
 import gzip
 import io
-import json
 import lzma
 import os
 import re
 import sys
-import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, Literal, cast
 
 import orjson
 
-from contam_cli.errors import InputError, MissingExtraError, OutputError
+from contam_cli.errors import InputError, MissingExtraError
+from contam_cli.jsonarray import iter_array_elements
 from contam_cli.model import Locator, Record
+
+# NOTE: atomic_writer and write_atomic are re-exported for existing imports; use contam_cli.output.
+from contam_cli.output import _split_compression, atomic_writer, write_atomic
 
 __all__ = [
     "TextSpec",
@@ -56,7 +57,6 @@ Where = tuple[str, int | None]
 BLOCK_SIZE = 1 << 22
 """Bytes read per block when splitting lines (4 MiB: amortizes calls, stays cache-friendly)."""
 
-_COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
 _FORMATS: dict[str, Format] = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -71,7 +71,6 @@ _TEXT_KEYS = "text, content, question, prompt, instruction, messages, conversati
 _ID_KEYS = ("id", "_id", "uid", "qid", "question_id", "task_id", "example_id", "idx")
 _SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}
 _BOM = b"\xef\xbb\xbf"
-_JSON_WS = re.compile(r"[ \t\n\r]*")
 _MISSING = object()
 
 
@@ -93,15 +92,6 @@ class TextSpec:
 
 # --------------------------------------------------------------------------------------------
 # Files, formats, compression
-
-
-def _split_compression(name: str) -> tuple[str, str]:
-    """Split ``"a.jsonl.gz"`` into ``("a.jsonl", ".gz")``; no compression gives ``(name, "")``."""
-    lower = name.lower()
-    for suffix in _COMPRESSION:
-        if lower.endswith(suffix):
-            return name[: -len(suffix)], suffix
-    return name, ""
 
 
 def _format_of(name: str) -> Format | None:
@@ -555,126 +545,12 @@ def _txt_document(src: _Source) -> Iterator[Record]:
         yield Record(src.name, text, Locator(src.path, 1, 0, (start, len(data))))
 
 
-class _JsonScanner:
-    """Walks a JSON document with the stdlib decoder to find each array element's exact bytes."""
-
-    def __init__(self, data: bytes, path: str) -> None:
-        self.text = _decode_whole(data, path)
-        self.path = path
-        self.decoder = json.JSONDecoder()
-        bom = data.startswith(_BOM)
-        self.pos = 1 if bom else 0
-        self.char_pos = self.pos
-        self.byte_pos = 3 if bom else 0
-        self.line = 1
-        self.line_pos = 0
-
-    def skip_ws(self) -> str:
-        match = _JSON_WS.match(self.text, self.pos)
-        self.pos = match.end() if match else self.pos
-        return self.text[self.pos : self.pos + 1]
-
-    def value(self) -> tuple[object, int]:
-        try:
-            obj, end = self.decoder.raw_decode(self.text, self.pos)
-        except json.JSONDecodeError as exc:
-            raise InputError(self.path, f"invalid JSON: {exc.msg}", exc.lineno) from None
-        start, self.pos = self.pos, end
-        return obj, start
-
-    def expect(self, chars: str) -> str:
-        found = self.skip_ws()
-        if not found or found not in chars:
-            what = repr(found) if found else "end of file"
-            expected = " or ".join(chars)
-            raise InputError(
-                self.path,
-                f"invalid JSON: expected {expected}, found {what}",
-                self.line_at(self.pos),
-            )
-        self.pos += 1
-        return found
-
-    def line_at(self, pos: int) -> int:
-        self.line += self.text.count("\n", self.line_pos, pos)
-        self.line_pos = pos
-        return self.line
-
-    def byte_at(self, pos: int) -> int:
-        self.byte_pos += len(self.text[self.char_pos : pos].encode("utf-8"))
-        self.char_pos = pos
-        return self.byte_pos
-
-    def elements(self) -> Iterator[tuple[object, int, tuple[int, int]]]:
-        """``(element, line, byte span)`` for an array starting at the cursor (after ``[``)."""
-        if self.skip_ws() == "]":
-            self.pos += 1
-            return
-        while True:
-            self.skip_ws()
-            obj, start = self.value()
-            line = self.line_at(start)
-            span = (self.byte_at(start), self.byte_at(self.pos))
-            yield obj, line, span
-            if self.expect(",]") == "]":
-                return
-
-    def enter_member(self, key: str) -> None:
-        """Move the cursor past ``"key": [`` in the top-level object (the cursor is after ``{``)."""
-        while True:
-            self.skip_ws()
-            name, _ = self.value()
-            self.expect(":")
-            self.skip_ws()
-            if name == key and self.text.startswith("[", self.pos):
-                self.pos += 1
-                return
-            self.value()
-            self.expect(",")
-
-
-def _records_key(top: dict[str, Any], path: str) -> str:
-    """The key of the one list of records in a top-level JSON object."""
-    lists = [k for k, v in top.items() if isinstance(v, list)]
-    # NOTE: an array holding objects beats one of plain strings (e.g. "tags" beside "data").
-    of_objects = [k for k in lists if any(isinstance(e, dict) for e in top[k])]
-    chosen = of_objects if of_objects else lists
-    if len(chosen) != 1:
-        found = ", ".join(repr(k) for k in chosen) or "none"
-        raise InputError(
-            path,
-            "expected a JSON array of records or an object holding exactly one "
-            f"array of records (arrays found: {found})",
-            1,
-        )
-    return chosen[0]
-
-
 def _json_records(src: _Source) -> Iterator[Record]:
-    scanner = _JsonScanner(_read_all(src.path), src.path)
-    opening = scanner.skip_ws()
-    resume = None
-    if opening == "{":
-        brace = scanner.pos
-        top, _ = scanner.value()
-        resume = scanner.pos
-        key = _records_key(cast(dict[str, Any], top), src.path)
-        scanner.pos = brace + 1
-        scanner.enter_member(key)
-    elif opening == "[":
-        scanner.pos += 1
-    elif not opening:
-        return  # NOTE: an empty file; the caller reports "no records".
-    else:
-        raise InputError(src.path, "expected a JSON array of records or an object holding one", 1)
-    for index, (obj, line, span) in enumerate(scanner.elements()):
+    data = _read_all(src.path)
+    elements = iter_array_elements(_decode_whole(data, src.path), src.path)
+    for index, (obj, line, span) in enumerate(elements):
         where = (src.path, line)
         yield src.make(obj, where, str(index), Locator(src.path, line, index, span))
-    scanner.pos = resume if resume is not None else scanner.pos
-    if scanner.skip_ws():
-        raise InputError(
-            src.path, "invalid JSON: extra data after the array", scanner.line_at(scanner.pos)
-        )
 
 
 def _parquet_records(src: _Source) -> Iterator[Record]:
@@ -841,7 +717,7 @@ def _jsonl_text_batches(
     src: _Source, byte_range: tuple[int, int] | None, chunk_bytes: int
 ) -> Iterator[TextBatch]:
     ranged = byte_range is not None
-    if ranged:
+    if byte_range is not None:
         fh: BinaryIO = open(src.path, "rb")  # noqa: SIM115 - closed below
         start = _seek_line_start(fh, byte_range[0], src.path)
         limit = byte_range[1]
@@ -981,122 +857,3 @@ def iter_corpus(
     """Stream every corpus document from ``paths`` (files or directories), in a stable order."""
     for src in _sources(paths, "corpus", spec, include, exclude):
         yield from _read_file(src)
-
-
-# --------------------------------------------------------------------------------------------
-# Atomic writers
-
-
-def _check_not_input(target: Path, inputs: Sequence[StrPath]) -> None:
-    for item in inputs:
-        source = Path(item).resolve()
-        if target == source or (
-            target.exists() and source.exists() and os.path.samefile(target, source)
-        ):
-            raise OutputError(f"{target}: refusing to overwrite the input {item}")
-        if source.is_dir() and target.is_relative_to(source):
-            raise OutputError(f"{target}: refusing to write inside the input directory {item}")
-
-
-def _compressor(raw: IO[bytes], name: str) -> IO[bytes]:
-    """A stream that compresses into ``raw`` by the suffix of ``name`` (``raw`` itself if none)."""
-    compression = _split_compression(name)[1]
-    if compression == ".gz":
-        # NOTE: an empty file name and mtime 0 keep the output byte-identical between runs.
-        return cast(IO[bytes], gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0))
-    if compression == ".bz2":
-        return cast(IO[bytes], bz2.BZ2File(raw, "wb"))
-    if compression == ".xz":
-        return cast(IO[bytes], lzma.LZMAFile(raw, "wb"))
-    if compression == ".zst":
-        try:
-            import zstandard
-        except ImportError:
-            raise MissingExtraError("zstandard", "zstd") from None
-        return cast(IO[bytes], zstandard.ZstdCompressor().stream_writer(raw, closefd=False))
-    return raw
-
-
-def _default_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable; best effort, as some file systems refuse to sync a directory."""
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _close_quietly(stream: IO[Any]) -> None:
-    try:
-        stream.close()
-    except Exception:  # NOTE: already failing; the original error is the one to report.
-        pass
-
-
-def _finish(stream: IO[bytes], raw: IO[bytes]) -> None:
-    """Flush the compressor (if any) and the file to disk."""
-    if stream is not raw:
-        stream.close()
-    raw.flush()
-    os.fsync(raw.fileno())
-
-
-@contextmanager
-def atomic_writer(
-    path: StrPath, *, inputs: Sequence[StrPath] = (), mode: Literal["wb", "w"] = "wb"
-) -> Iterator[IO[Any]]:
-    """Write ``path`` all at once: into a hidden temp file beside it, renamed over it on success.
-
-    On any exception (KeyboardInterrupt too) the temp file is removed and ``path`` is untouched.
-    Refuses (OutputError) a ``path`` that is one of ``inputs`` or lies inside an input directory.
-    A ``.gz/.bz2/.xz/.zst`` suffix compresses the stream; ``mode="w"`` writes UTF-8 text.
-    """
-    target = Path(path).resolve()
-    _check_not_input(target, inputs)
-    if target.is_dir():
-        raise OutputError(f"{path}: is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    raw = open(fd, "wb")
-    handles: list[IO[Any]] = [raw]  # outermost first, closed in this order on failure
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, _default_mode())  # NOTE: mkstemp's 0600 would surprise users.
-        stream = _compressor(raw, target.name)
-        handles.insert(0, stream)
-        if mode == "w":
-            text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-            handles.insert(0, text)
-            yield text
-            text.flush()
-            text.detach()
-        else:
-            yield stream
-        _finish(stream, raw)
-        raw.close()
-        os.replace(tmp, target)
-    except BaseException:
-        for handle in handles:
-            _close_quietly(handle)
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(target.parent)
-
-
-def write_atomic(path: StrPath, data: bytes | str, *, inputs: Sequence[StrPath] = ()) -> None:
-    """Write ``data`` to ``path`` atomically (see :func:`atomic_writer`)."""
-    with atomic_writer(path, inputs=inputs, mode="w" if isinstance(data, str) else "wb") as fh:
-        fh.write(data)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import contam_cli.clean as clean_module
+import contam_cli.clean.corpus as clean_module
 from contam_cli import clean_corpus, clean_eval, scan
 from contam_cli.clean import MANIFEST_NAME, CutRule, _kept_spans
 from contam_cli.cli import app

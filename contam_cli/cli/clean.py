@@ -18,8 +18,9 @@ from contam_cli.clean import Mode as CutMode
 from contam_cli.cli import common as c
 from contam_cli.engine import Evidence
 from contam_cli.errors import UsageError
+from contam_cli.output import atomic_writer
 from contam_cli.pipeline import ProgressFn, ScanOptions
-from contam_cli.records import atomic_writer, iter_files
+from contam_cli.records import iter_files
 from contam_cli.render import render_json
 
 #: Changed corpus files listed on stdout (the manifest always lists every file).

@@ -10,8 +10,9 @@ from typing import Annotated
 import typer
 
 from contam_cli.cli import common as c
+from contam_cli.output import write_atomic
 from contam_cli.pipeline import ScanOptions, scan
-from contam_cli.records import iter_files, write_atomic
+from contam_cli.records import iter_files
 from contam_cli.render import OutputFormat, render_json
 from contam_cli.render.table import render_table
 

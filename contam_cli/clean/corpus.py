@@ -1,0 +1,381 @@
+"""clean_corpus(): the corpus without the eval n-grams' neighbourhoods, in a mirrored layout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from contam_cli._version import __version__
+from contam_cli.clean.cut import CutRule, Mode, _Context, _plan_batch
+from contam_cli.clean.edits import _Edit, _Unit
+from contam_cli.clean.layout import (
+    CorpusArg,
+    _check_targets,
+    _corpus_groups,
+    _eval_paths,
+    _layout,
+    _scan_options,
+    _staged_dir,
+)
+from contam_cli.clean.rewrite import _copy_prefix, _Cursor, _LineSink, _read_all, _rebuild_array
+from contam_cli.errors import ContamError
+from contam_cli.index import build_eval_index
+from contam_cli.ngrams import Tokenizer
+from contam_cli.output import atomic_writer, write_atomic
+from contam_cli.pipeline import EvalInput, PathLike, ProgressFn, ScanOptions, load_eval, scan
+from contam_cli.policy import FlagPolicy
+from contam_cli.records import TextSpec, detect_format, iter_records, open_binary
+from contam_cli.report import Report
+
+MANIFEST_NAME = ".contam-manifest.json"
+
+MANIFEST_SCHEMA = "contam.clean/1"
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    """What cleaning did to one corpus file (one line of the manifest)."""
+
+    input: str
+    output: str | None
+    """Path relative to OUTDIR; None when nothing of the file is left (the file is not written)."""
+    format: str
+    documents: int = 0
+    kept: int = 0
+    """Documents copied unchanged."""
+    cut: int = 0
+    """Documents with leaked text cut out (written as `pieces` records)."""
+    dropped: int = 0
+    pieces: int = 0
+    """Output records written for the cut documents."""
+    bytes_removed: int = 0
+    """UTF-8 bytes of document text removed (cut or dropped)."""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.cut or self.dropped)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "format": self.format,
+            "documents": self.documents,
+            "kept": self.kept,
+            "cut": self.cut,
+            "dropped": self.dropped,
+            "pieces": self.pieces,
+            "bytes_removed": self.bytes_removed,
+        }
+
+
+@dataclass(frozen=True)
+class CorpusCleanResult:
+    """What clean_corpus() did, per file; ``to_manifest()`` is the manifest JSON."""
+
+    files: tuple[FileStats, ...]
+    output: Path
+    manifest: Path
+    config: dict[str, Any]
+    eval_inputs: list[dict[str, Any]]
+    report: Report | None = None
+    """The scan report when only flagged examples' n-grams were used (``flagged_only``)."""
+
+    @property
+    def totals(self) -> dict[str, int]:
+        keys = ("documents", "kept", "cut", "dropped", "pieces", "bytes_removed")
+        out = {k: sum(getattr(f, k) for f in self.files) for k in keys}
+        return {
+            "files": len(self.files),
+            "files_changed": sum(f.changed for f in self.files),
+            **out,
+        }
+
+    @property
+    def changed(self) -> bool:
+        return any(f.changed for f in self.files)
+
+    def to_manifest(self) -> dict[str, Any]:
+        return {
+            "schema": MANIFEST_SCHEMA,
+            "tool": {"name": "contam", "version": __version__},
+            "config": self.config,
+            "inputs": {"eval": self.eval_inputs},
+            "summary": self.totals,
+            "files": [f.to_dict() for f in self.files],
+        }
+
+
+def clean_corpus(
+    eval: EvalInput,
+    corpus: CorpusArg,
+    output: PathLike,
+    *,
+    mode: Mode = "cut-span",
+    window: int = 200,
+    min_piece: int = 200,
+    max_splits: int = 10,
+    flagged_only: bool = False,
+    policy: FlagPolicy | None = None,
+    options: ScanOptions | None = None,
+    manifest: PathLike | None = None,
+    force: bool = False,
+    progress: ProgressFn | None = None,
+    **kwargs: Any,
+) -> CorpusCleanResult:
+    """Write the corpus minus every eval n-gram's neighbourhood into the directory `output`.
+
+    By default every n-gram of every scorable eval example counts (any collision is removed);
+    ``flagged_only`` first scans and keeps only the n-grams of flagged examples. The output mirrors
+    the input layout (relative paths, formats, compression); files without a change are copied
+    byte for byte; the manifest (default ``output/.contam-manifest.json``) lists per file the
+    documents kept, cut and dropped and the text bytes removed.
+    """
+    opts = _scan_options(options, kwargs)
+    rule = CutRule(mode, window, min_piece, max_splits)
+    sources = _corpus_groups(corpus)
+    layout = _layout(sources, opts)
+    inputs = [*_eval_paths(eval), *(p for ps in sources.values() for p in ps)]
+    outdir = Path(output)
+    manifest_path = Path(manifest) if manifest is not None else outdir / MANIFEST_NAME
+    _check_targets([outdir], inputs, force=force, directory=True)
+    _check_manifest(manifest_path, outdir, inputs)
+    records, eval_inputs = load_eval(eval, opts)
+    report = None
+    if flagged_only:
+        scanned = eval if _eval_paths(eval) else records
+        report = scan(scanned, sources, policy=policy, options=opts, progress=progress)
+        records = [r for r, e in zip(records, report.examples) if e.flagged]
+    tk = Tokenizer(opts.norm)
+    index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
+    ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs))
+    config = {
+        **opts.describe(),
+        **rule.describe(),
+        "ngrams": "flagged" if flagged_only else "all",
+        "eval_examples": len(records),
+        "eval_ngrams_distinct": int(len(index.grams)),
+    }
+    with _staged_dir(outdir, force, inputs) as stage:
+        files = _clean_files(layout, stage, ctx, opts.jobs, progress)
+        result = CorpusCleanResult(tuple(files), outdir, manifest_path, config, eval_inputs, report)
+        text = orjson.dumps(result.to_manifest(), option=orjson.OPT_INDENT_2) + b"\n"
+        inside = _relative_inside(manifest_path, outdir)
+        if inside is not None:
+            write_atomic(stage / inside, text)
+    if inside is None:
+        write_atomic(manifest_path, text, inputs=inputs)
+    return result
+
+
+def _check_manifest(manifest: Path, outdir: Path, inputs: list[Path]) -> None:
+    if _relative_inside(manifest, outdir) is None:
+        _check_targets([manifest], inputs, force=True, directory=False)
+
+
+def _relative_inside(path: Path, directory: Path) -> Path | None:
+    p, d = path.resolve(), directory.resolve()
+    return p.relative_to(d) if p != d and p.is_relative_to(d) else None
+
+
+@dataclass
+class _Counts:
+    documents: int = 0
+    kept: int = 0
+    cut: int = 0
+    dropped: int = 0
+    pieces: int = 0
+    bytes_removed: int = 0
+
+    def add(self, unit: _Unit, edit: _Edit | None) -> None:
+        self.documents += 1
+        if edit is None:
+            self.kept += 1
+            return
+        self.bytes_removed += edit.removed
+        if edit.units:
+            self.cut += 1
+            self.pieces += len(edit.units)
+        else:
+            self.dropped += 1
+
+    def stats(self, src: Path, rel: str, fmt: str, written: bool) -> FileStats:
+        return FileStats(
+            str(src),
+            rel if written else None,
+            fmt,
+            self.documents,
+            self.kept,
+            self.cut,
+            self.dropped,
+            self.pieces,
+            self.bytes_removed,
+        )
+
+
+def _clean_files(
+    layout: list[tuple[Path, str]],
+    stage: Path,
+    ctx: _Context,
+    jobs: int,
+    progress: ProgressFn | None,
+) -> list[FileStats]:
+    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    tasks = [(src, rel, stage / rel) for src, rel in layout]
+    if jobs <= 1 or len(tasks) <= 1:
+        tk = Tokenizer(ctx.norm)
+        out = []
+        for task in tasks:
+            out.append(_clean_file(*task, ctx, tk))
+            if progress:
+                progress(task[0].stat().st_size)
+        return out
+    return _clean_parallel(tasks, ctx, jobs, progress)
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(ctx: _Context) -> None:
+    _WORKER.update(ctx=ctx, tk=Tokenizer(ctx.norm))
+
+
+def _work(task: tuple[Path, str, Path]) -> FileStats | str:
+    try:
+        return _clean_file(*task, _WORKER["ctx"], _WORKER["tk"])
+    except ContamError as e:
+        return str(e)  # NOTE: InputError does not survive pickling; the message does.
+
+
+def _clean_parallel(
+    tasks: list[tuple[Path, str, Path]], ctx: _Context, jobs: int, progress: ProgressFn | None
+) -> list[FileStats]:
+    mp = get_context("fork") if "fork" in _start_methods() else get_context()
+    out = []
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(tasks)), mp_context=mp, initializer=_init_worker, initargs=(ctx,)
+    ) as pool:
+        for task, got in zip(tasks, pool.map(_work, tasks)):
+            if isinstance(got, str):
+                raise ContamError(got)
+            out.append(got)
+            if progress:
+                progress(task[0].stat().st_size)
+    return out
+
+
+def _start_methods() -> list[str]:
+    import multiprocessing
+
+    return multiprocessing.get_all_start_methods()
+
+
+def _clean_file(src: Path, rel: str, dest: Path, ctx: _Context, tk: Tokenizer) -> FileStats:
+    """Clean one corpus file into `dest` (a copy of `src` when nothing in it changes)."""
+    fmt = detect_format(src)
+    counts = _Counts()
+    if fmt == "jsonl":
+        written = _clean_lines(src, dest, ctx, tk, counts)
+    else:
+        written = _clean_whole(src, dest, fmt, ctx, tk, counts)
+    return counts.stats(src, rel, fmt, written)
+
+
+def _clean_lines(src: Path, dest: Path, ctx: _Context, tk: Tokenizer, counts: _Counts) -> bool:
+    """A JSONL file, streamed: nothing is written until the first change, then the prefix is
+    copied and every later record follows; an unchanged file is copied as it is."""
+    with open_binary(src) as fh, ExitStack() as stack:
+        cursor = _Cursor(fh)
+        sink: _LineSink | None = None
+        for batch in _batches(_line_units(src, cursor, ctx.spec), ctx.chunk_bytes):
+            edits = _plan_batch(batch, "jsonl", ctx, tk)
+            if sink is None and any(e is not None for e in edits):
+                out = stack.enter_context(atomic_writer(dest, inputs=ctx.inputs))
+                _copy_prefix(src, batch[0].start, out)
+                sink = _LineSink(out)
+            for unit, edit in zip(batch, edits):
+                counts.add(unit, edit)
+                if sink is not None:
+                    sink.put(unit.gap, _line_bytes(unit, edit))
+        if sink is None:
+            return _copy_file(src, dest)
+        sink.put(cursor.rest(), b"")
+    if counts.kept + counts.pieces == 0:
+        dest.unlink()
+        return False
+    return True
+
+
+def _line_bytes(unit: _Unit, edit: _Edit | None) -> bytes | None:
+    """What replaces a JSONL record: itself, its pieces one per line, or None (dropped)."""
+    if edit is None:
+        return unit.raw
+    return b"\n".join(edit.units) if edit.units else None
+
+
+def _line_units(src: Path, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
+    for rec in iter_records(src, role="corpus", spec=spec):
+        assert rec.locator.span is not None
+        a, b = rec.locator.span
+        start = cursor.pos
+        gap = cursor.read_to(a)
+        yield _Unit(rec, start, gap, cursor.read_to(b))
+
+
+def _clean_whole(
+    src: Path, dest: Path, fmt: str, ctx: _Context, tk: Tokenizer, counts: _Counts
+) -> bool:
+    """A JSON array, a one-document .txt file or a Parquet file, held in memory like the readers
+    do; rewritten only when something changes."""
+    data = _read_all(src) if fmt == "json" else b""
+    spans: list[tuple[int, int]] = []
+    edits: dict[int, _Edit] = {}
+    units = (
+        _Unit(r, 0, b"", data[slice(*r.locator.span)] if r.locator.span and data else b"")
+        for r in iter_records(src, role="corpus", spec=ctx.spec)
+    )
+    for batch in _batches(units, ctx.chunk_bytes):
+        for unit, edit in zip(batch, _plan_batch(batch, fmt, ctx, tk)):
+            counts.add(unit, edit)
+            if edit is not None:
+                edits[len(spans)] = edit
+            spans.append(unit.rec.locator.span or (0, 0))
+    if not edits:
+        return _copy_file(src, dest)
+    if counts.kept + counts.pieces == 0:
+        return False
+    if fmt == "txt":
+        body = edits[0].units[0]
+    else:
+        new = [edits[i].units if i in edits else None for i in range(len(spans))]
+        body = _rebuild_array(data, spans, new)
+    write_atomic(dest, body, inputs=ctx.inputs)
+    return True
+
+
+def _copy_file(src: Path, dest: Path) -> bool:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    return True
+
+
+def _batches(units: Iterable[_Unit], chunk_bytes: int) -> Iterator[list[_Unit]]:
+    batch: list[_Unit] = []
+    size = 0
+    for unit in units:
+        batch.append(unit)
+        size += len(unit.rec.text) + 1
+        if size >= chunk_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch

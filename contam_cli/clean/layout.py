@@ -1,0 +1,151 @@
+"""Where clean reads and writes: input groups, the mirrored layout, target checks, staging."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from contam_cli.errors import OutputError, UsageError
+from contam_cli.pipeline import EvalInput, PathLike, ScanOptions
+from contam_cli.records import iter_files
+
+CorpusArg = PathLike | Sequence[PathLike] | Mapping[str, PathLike | Sequence[PathLike]]
+
+
+def _scan_options(options: ScanOptions | None, kwargs: dict[str, Any]) -> ScanOptions:
+    opts = options or ScanOptions()
+    opts = replace(opts, **kwargs) if kwargs else opts
+    if opts.n < 1:
+        raise UsageError("--ngram-size must be at least 1")
+    return opts
+
+
+def _as_paths(value: PathLike | Sequence[PathLike]) -> list[Path]:
+    items = [value] if isinstance(value, (str, os.PathLike)) else list(value)
+    if not items or not all(isinstance(p, (str, os.PathLike)) for p in items):
+        raise UsageError("clean needs eval and corpus files (paths), not texts in memory")
+    return [Path(p) for p in items]
+
+
+def _eval_paths(eval: EvalInput) -> list[Path]:
+    """The eval paths, or [] when the eval set is given in memory."""
+    if isinstance(eval, (str, os.PathLike)):
+        return [Path(eval)]
+    if isinstance(eval, Sequence) and eval and all(isinstance(p, os.PathLike) for p in eval):
+        return [Path(p) for p in eval]  # type: ignore[arg-type]
+    return []
+
+
+def _corpus_groups(corpus: CorpusArg) -> dict[str, list[Path]]:
+    if isinstance(corpus, Mapping):
+        groups = {str(k): _as_paths(v) for k, v in corpus.items()}
+    else:
+        groups = {"corpus": _as_paths(corpus)}
+    if not groups:
+        raise UsageError("no corpus given: use --corpus PATH or --source NAME=PATH")
+    return groups
+
+
+def _layout(groups: Mapping[str, list[Path]], opts: ScanOptions) -> list[tuple[Path, str]]:
+    """Every input file and its path relative to the output directory.
+
+    One directory maps onto the output directory itself; otherwise each given path keeps its
+    name (a directory its whole subtree) and, with several named sources, sits below the source
+    name.
+    """
+    out: list[tuple[Path, str]] = []
+    for name, paths in groups.items():
+        if len(groups) > 1 and (not name or "/" in name or name in (".", "..")):
+            raise UsageError(f"source name {name!r} cannot be a directory name")
+        prefix = f"{name}/" if len(groups) > 1 else ""
+        lone_dir = len(paths) == 1 and paths[0].is_dir()
+        for p in paths:
+            for f in iter_files(p, opts.include, opts.exclude):
+                if not p.is_dir():
+                    rel = p.resolve().name
+                elif lone_dir:
+                    rel = f.relative_to(p).as_posix()
+                else:
+                    rel = f"{p.resolve().name}/{f.relative_to(p).as_posix()}"
+                out.append((f, prefix + rel))
+    seen: dict[str, Path] = {}
+    for f, rel in out:
+        if seen.setdefault(rel, f) != f:
+            raise UsageError(f"{f} and {seen[rel]} would both be written to {rel}")
+    return out
+
+
+def _check_targets(
+    targets: list[Path], inputs: list[Path], *, force: bool, directory: bool
+) -> None:
+    """Refuse (OutputError) an output that is an input, lies inside an input directory, holds an
+    input, or (a directory) is not empty without `force`; and two outputs that overlap."""
+    resolved = [t.resolve() for t in targets]
+    for k, t in enumerate(resolved):
+        for other in resolved[k + 1 :]:
+            if t == other or t.is_relative_to(other) or other.is_relative_to(t):
+                raise UsageError(f"{targets[k]}: the outputs must not overlap")
+        for item in inputs:
+            s = item.resolve()
+            if t == s or (t.exists() and s.exists() and os.path.samefile(t, s)):
+                raise OutputError(f"{targets[k]}: refusing to overwrite the input {item}")
+            if s.is_dir() and t.is_relative_to(s):
+                raise OutputError(
+                    f"{targets[k]}: refusing to write inside the input directory {item}"
+                )
+            if directory and s.is_relative_to(t):
+                raise OutputError(
+                    f"{targets[k]}: refusing to replace a directory holding the input {item}"
+                )
+        if directory and t.exists() and not t.is_dir():
+            raise OutputError(f"{targets[k]}: exists and is not a directory")
+        if directory and t.is_dir() and any(t.iterdir()) and not force:
+            raise OutputError(f"{targets[k]}: directory is not empty (use --force to replace it)")
+        if not directory and t.is_dir():
+            raise OutputError(f"{targets[k]}: is a directory")
+
+
+@contextmanager
+def _staged_dir(target: Path, force: bool, inputs: list[Path]) -> Iterator[Path]:
+    """A fresh directory beside `target`, renamed onto it when the block succeeds and removed
+    when it fails (KeyboardInterrupt too), so `target` is either complete or untouched."""
+    _check_targets([target], inputs, force=force, directory=True)
+    final = target.resolve()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    try:
+        os.chmod(stage, 0o777 & ~_umask())  # NOTE: mkdtemp's 0700 would surprise users.
+        yield stage
+        _commit(stage, final, force)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def _commit(stage: Path, final: Path, force: bool) -> None:
+    if not final.exists():
+        os.rename(stage, final)
+        return
+    if any(final.iterdir()) and not force:
+        raise OutputError(f"{final}: directory is not empty (use --force to replace it)")
+    old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=final.parent))
+    os.rmdir(old)
+    os.rename(final, old)
+    try:
+        os.rename(stage, final)
+    except BaseException:
+        os.rename(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

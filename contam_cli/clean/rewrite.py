@@ -1,0 +1,92 @@
+"""Byte-exact rewriting: line files and JSON arrays copied with records left out or replaced."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from contam_cli.pipeline import PathLike
+from contam_cli.records import open_binary
+
+_BLOCK = 1 << 20
+
+
+class _Cursor:
+    """Reads a (decompressed) stream forward, by absolute offsets."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.pos = 0
+
+    def read_to(self, end: int) -> bytes:
+        parts = []
+        while self.pos < end:
+            block = self.fh.read(end - self.pos)
+            if not block:
+                break
+            parts.append(block)
+            self.pos += len(block)
+        return b"".join(parts)
+
+    def rest(self) -> bytes:
+        data = self.fh.read()
+        self.pos += len(data)
+        return data
+
+
+class _LineSink:
+    """Writes a line file back: gaps (terminators, blank lines) verbatim, records or replacements;
+    a dropped record takes its line terminator with it."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.drop_terminator = False
+        self.records = 0
+
+    def put(self, gap: bytes, data: bytes | None) -> None:
+        if self.drop_terminator:
+            gap = gap[2:] if gap.startswith(b"\r\n") else gap[1:] if gap[:1] == b"\n" else gap
+        self.out.write(gap)
+        if data is not None:
+            self.out.write(data)
+        self.drop_terminator = data is None
+
+
+def _rebuild_array(
+    data: bytes, spans: list[tuple[int, int]], units: Sequence[Sequence[bytes] | None]
+) -> bytes:
+    """`data` with each JSON array element i replaced by units[i] (None: the element as it is).
+
+    Elements keep their original separators (``,\\n  `` or ``, ``); text before the first and
+    after the last element (the array's opening, an enclosing object) is kept as it is.
+    """
+    if not spans:
+        return data
+    seps = [data[spans[i][1] : spans[i + 1][0]] for i in range(len(spans) - 1)]
+    default_sep = seps[0] if seps else b", "
+    parts = [data[: spans[0][0]]]
+    previous: int | None = None
+    for i, ((a, b), unit) in enumerate(zip(spans, units)):
+        for element in [data[a:b]] if unit is None else unit:
+            if previous is not None:
+                parts.append(seps[previous] if previous < len(seps) else default_sep)
+            parts.append(element)
+            previous = i
+    parts.append(data[spans[-1][1] :])
+    return b"".join(parts)
+
+
+def _read_all(path: PathLike) -> bytes:
+    with open_binary(path) as fh:
+        return fh.read()
+
+
+def _copy_prefix(src: Path, size: int, out: IO[bytes]) -> None:
+    with open_binary(src) as fh:
+        while size > 0:
+            block = fh.read(min(_BLOCK, size))
+            if not block:
+                return
+            out.write(block)
+            size -= len(block)

@@ -1,0 +1,136 @@
+"""The JSON array scanner: each record of a JSON array (or object) with its line and exact bytes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, cast
+
+from contam_cli.errors import InputError
+
+__all__ = ["iter_array_elements"]
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _JsonScanner:
+    """Walks a JSON document with the stdlib decoder to find each array element's exact bytes."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.decoder = json.JSONDecoder()
+        bom = text.startswith("\ufeff")  # NOTE: decoded as plain UTF-8, a BOM stays in the text.
+        self.pos = 1 if bom else 0
+        self.char_pos = self.pos
+        self.byte_pos = 3 if bom else 0
+        self.line = 1
+        self.line_pos = 0
+
+    def skip_ws(self) -> str:
+        match = _JSON_WS.match(self.text, self.pos)
+        self.pos = match.end() if match else self.pos
+        return self.text[self.pos : self.pos + 1]
+
+    def value(self) -> tuple[object, int]:
+        try:
+            obj, end = self.decoder.raw_decode(self.text, self.pos)
+        except json.JSONDecodeError as exc:
+            raise InputError(self.path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+        start, self.pos = self.pos, end
+        return obj, start
+
+    def expect(self, chars: str) -> str:
+        found = self.skip_ws()
+        if not found or found not in chars:
+            what = repr(found) if found else "end of file"
+            expected = " or ".join(chars)
+            raise InputError(
+                self.path,
+                f"invalid JSON: expected {expected}, found {what}",
+                self.line_at(self.pos),
+            )
+        self.pos += 1
+        return found
+
+    def line_at(self, pos: int) -> int:
+        self.line += self.text.count("\n", self.line_pos, pos)
+        self.line_pos = pos
+        return self.line
+
+    def byte_at(self, pos: int) -> int:
+        self.byte_pos += len(self.text[self.char_pos : pos].encode("utf-8"))
+        self.char_pos = pos
+        return self.byte_pos
+
+    def elements(self) -> Iterator[tuple[object, int, tuple[int, int]]]:
+        """``(element, line, byte span)`` for an array starting at the cursor (after ``[``)."""
+        if self.skip_ws() == "]":
+            self.pos += 1
+            return
+        while True:
+            self.skip_ws()
+            obj, start = self.value()
+            line = self.line_at(start)
+            span = (self.byte_at(start), self.byte_at(self.pos))
+            yield obj, line, span
+            if self.expect(",]") == "]":
+                return
+
+    def enter_member(self, key: str) -> None:
+        """Move the cursor past ``"key": [`` in the top-level object (the cursor is after ``{``)."""
+        while True:
+            self.skip_ws()
+            name, _ = self.value()
+            self.expect(":")
+            self.skip_ws()
+            if name == key and self.text.startswith("[", self.pos):
+                self.pos += 1
+                return
+            self.value()
+            self.expect(",")
+
+
+def _records_key(top: dict[str, Any], path: str) -> str:
+    """The key of the one list of records in a top-level JSON object."""
+    lists = [k for k, v in top.items() if isinstance(v, list)]
+    # NOTE: an array holding objects beats one of plain strings (e.g. "tags" beside "data").
+    of_objects = [k for k in lists if any(isinstance(e, dict) for e in top[k])]
+    chosen = of_objects if of_objects else lists
+    if len(chosen) != 1:
+        found = ", ".join(repr(k) for k in chosen) or "none"
+        raise InputError(
+            path,
+            "expected a JSON array of records or an object holding exactly one "
+            f"array of records (arrays found: {found})",
+            1,
+        )
+    return chosen[0]
+
+
+def iter_array_elements(text: str, path: str) -> Iterator[tuple[object, int, tuple[int, int]]]:
+    """``(element, line, byte span)`` of every record in a JSON document: the elements of a
+    top-level array, or of the one array of records in a top-level object (see _records_key)."""
+    scanner = _JsonScanner(text, path)
+    opening = scanner.skip_ws()
+    resume = None
+    if opening == "{":
+        brace = scanner.pos
+        top, _ = scanner.value()
+        resume = scanner.pos
+        key = _records_key(cast(dict[str, Any], top), path)
+        scanner.pos = brace + 1
+        scanner.enter_member(key)
+    elif opening == "[":
+        scanner.pos += 1
+    elif not opening:
+        return  # NOTE: an empty file; the caller reports "no records".
+    else:
+        raise InputError(path, "expected a JSON array of records or an object holding one", 1)
+    yield from scanner.elements()
+    scanner.pos = resume if resume is not None else scanner.pos
+    if scanner.skip_ws():
+        raise InputError(
+            path, "invalid JSON: extra data after the array", scanner.line_at(scanner.pos)
+        )

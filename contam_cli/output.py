@@ -1,0 +1,147 @@
+"""Atomic writers: an output file appears whole (compressed by its suffix) or not at all."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
+
+from contam_cli.errors import MissingExtraError, OutputError
+
+if TYPE_CHECKING:
+    from contam_cli.records import StrPath
+
+__all__ = ["atomic_writer", "write_atomic"]
+
+_COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
+
+
+def _split_compression(name: str) -> tuple[str, str]:
+    """Split ``"a.jsonl.gz"`` into ``("a.jsonl", ".gz")``; no compression gives ``(name, "")``."""
+    lower = name.lower()
+    for suffix in _COMPRESSION:
+        if lower.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return name, ""
+
+
+def _check_not_input(target: Path, inputs: Sequence[StrPath]) -> None:
+    for item in inputs:
+        source = Path(item).resolve()
+        if target == source or (
+            target.exists() and source.exists() and os.path.samefile(target, source)
+        ):
+            raise OutputError(f"{target}: refusing to overwrite the input {item}")
+        if source.is_dir() and target.is_relative_to(source):
+            raise OutputError(f"{target}: refusing to write inside the input directory {item}")
+
+
+def _compressor(raw: IO[bytes], name: str) -> IO[bytes]:
+    """A stream that compresses into ``raw`` by the suffix of ``name`` (``raw`` itself if none)."""
+    compression = _split_compression(name)[1]
+    if compression == ".gz":
+        # NOTE: an empty file name and mtime 0 keep the output byte-identical between runs.
+        return cast(IO[bytes], gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0))
+    if compression == ".bz2":
+        return cast(IO[bytes], bz2.BZ2File(raw, "wb"))
+    if compression == ".xz":
+        return cast(IO[bytes], lzma.LZMAFile(raw, "wb"))
+    if compression == ".zst":
+        try:
+            import zstandard
+        except ImportError:
+            raise MissingExtraError("zstandard", "zstd") from None
+        return cast(IO[bytes], zstandard.ZstdCompressor().stream_writer(raw, closefd=False))
+    return raw
+
+
+def _default_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable; best effort, as some file systems refuse to sync a directory."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _close_quietly(stream: IO[Any]) -> None:
+    try:
+        stream.close()
+    except Exception:  # NOTE: already failing; the original error is the one to report.
+        pass
+
+
+def _finish(stream: IO[bytes], raw: IO[bytes]) -> None:
+    """Flush the compressor (if any) and the file to disk."""
+    if stream is not raw:
+        stream.close()
+    raw.flush()
+    os.fsync(raw.fileno())
+
+
+@contextmanager
+def atomic_writer(
+    path: StrPath, *, inputs: Sequence[StrPath] = (), mode: Literal["wb", "w"] = "wb"
+) -> Iterator[IO[Any]]:
+    """Write ``path`` all at once: into a hidden temp file beside it, renamed over it on success.
+
+    On any exception (KeyboardInterrupt too) the temp file is removed and ``path`` is untouched.
+    Refuses (OutputError) a ``path`` that is one of ``inputs`` or lies inside an input directory.
+    A ``.gz/.bz2/.xz/.zst`` suffix compresses the stream; ``mode="w"`` writes UTF-8 text.
+    """
+    target = Path(path).resolve()
+    _check_not_input(target, inputs)
+    if target.is_dir():
+        raise OutputError(f"{path}: is a directory")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    raw = open(fd, "wb")
+    handles: list[IO[Any]] = [raw]  # outermost first, closed in this order on failure
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, _default_mode())  # NOTE: mkstemp's 0600 would surprise users.
+        stream = _compressor(raw, target.name)
+        handles.insert(0, stream)
+        if mode == "w":
+            text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+            handles.insert(0, text)
+            yield text
+            text.flush()
+            text.detach()
+        else:
+            yield stream
+        _finish(stream, raw)
+        raw.close()
+        os.replace(tmp, target)
+    except BaseException:
+        for handle in handles:
+            _close_quietly(handle)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def write_atomic(path: StrPath, data: bytes | str, *, inputs: Sequence[StrPath] = ()) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_writer`)."""
+    with atomic_writer(path, inputs=inputs, mode="w" if isinstance(data, str) else "wb") as fh:
+        fh.write(data)
