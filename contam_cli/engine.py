@@ -26,7 +26,7 @@ import numpy as np
 from contam_cli.index import EvalIndex
 from contam_cli.model import Record
 from contam_cli.ngrams import Tokenizer
-from contam_cli.text import token_spans
+from contam_cli.text import token_range
 
 __all__ = ["Evidence", "Accumulator", "DocBatch", "match_chunk", "iter_batches", "make_evidence"]
 
@@ -205,15 +205,7 @@ class Accumulator:
             (runs.length == cur_len)
             & ((order < cur_ord) | ((order == cur_ord) & (runs.doc_pos < cur_pos)))
         )
-        improved = np.flatnonzero(better)
-        # Character offsets are only needed up to the end of the furthest run in each document.
-        need: dict[int, int] = {}
-        for d, end in zip(
-            runs.doc[improved].tolist(), (runs.doc_pos + runs.length)[improved].tolist()
-        ):
-            need[d] = max(need.get(d, 0), end)
-        spans_cache = {d: token_spans(batch.record(d).text, stop=end) for d, end in need.items()}
-        for k in improved.tolist():
+        for k in np.flatnonzero(better).tolist():
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
             self.best_order[s, e] = order[k]
@@ -226,7 +218,6 @@ class Accumulator:
                 int(runs.eval_pos[k]),
                 int(runs.length[k]),
                 self.redact,
-                spans_cache[d],
             )
 
     def __getstate__(self) -> dict[str, object]:
@@ -279,14 +270,12 @@ def make_evidence(
     eval_pos: int,
     length: int,
     redact: bool,
-    spans: list[tuple[int, int]] | None = None,
 ) -> Evidence:
     """Evidence for a run of `length` tokens at token `pos` of document `rec` (None: the
     document could not be read again, so there are no offsets and no text)."""
     if rec is None:
         return Evidence(source, None, None, None, None, None, -1, -1, pos, eval_pos, length, None)
-    spans = token_spans(rec.text, stop=pos + length) if spans is None else spans
-    a, b = spans[pos][0], spans[pos + length - 1][1]
+    a, b = token_range(rec.text, pos, pos + length - 1)
     loc = rec.locator
     line = loc.line
     if line is not None and _is_text_file(loc.path):

@@ -15,6 +15,7 @@ Layout (all numpy, CSR style):
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,8 @@ class EvalIndex:
     bits: np.ndarray
     """Packed prefilter bitset (uint8) over the top `bits_log2` bits of each gram."""
     bits_log2: int
+    digests: list[bytes]
+    """Per example, a digest of its normalized tokens (for content fingerprints)."""
 
     @property
     def n_examples(self) -> int:
@@ -90,10 +93,12 @@ def build_eval_index(
         raise ValueError("n must be >= 1")
     tk = tokenizer or Tokenizer(norm)
     n_tokens, gram_parts, ex_parts, pos_parts = [], [], [], []
+    digests: list[bytes] = []
     for first, batch in _batches(texts):
         stream = tk.tokens(batch)
         counts = np.bincount(stream.doc, minlength=len(batch))
         n_tokens.append(counts)
+        digests.extend(_digests(stream.hashes, counts))
         grams, win = tk.ngrams(stream, n)
         doc = stream.doc[win]
         doc_first = np.cumsum(counts) - counts
@@ -103,7 +108,17 @@ def build_eval_index(
     grams = _cat(gram_parts, np.uint64)
     ex = _cat(ex_parts, np.int64)
     pos = _cat(pos_parts, np.int64)
-    return _assemble(n, norm, _cat(n_tokens, np.int64), grams, ex, pos)
+    return _assemble(n, norm, _cat(n_tokens, np.int64), grams, ex, pos, digests)
+
+
+def _digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:
+    """Per document, a digest of its normalized tokens (their hashes): identifies the text."""
+    ends = np.cumsum(counts).tolist()
+    data = hashes.astype("<u8").tobytes()
+    return [
+        hashlib.blake2b(data[8 * a : 8 * b], digest_size=16).digest()
+        for a, b in zip([0, *ends[:-1]], ends)
+    ]
 
 
 def _batches(texts: Sequence[str]) -> list[tuple[int, list[str]]]:
@@ -132,21 +147,29 @@ def _assemble(
     grams: np.ndarray,
     ex: np.ndarray,
     pos: np.ndarray,
+    digests: list[bytes],
 ) -> EvalIndex:
-    order = np.lexsort((pos, ex, grams))
+    # NOTE: the order of a gram's occurrences does not matter (runs are found by sorting later),
+    # and sorted arrays need no hashing to find distinct values.
+    order = np.argsort(grams)
     grams, ex, pos = grams[order], ex[order], pos[order]
-    uniq, first, inverse = np.unique(grams, return_index=True, return_inverse=True)
-    occ_ptr = np.append(first, len(grams)).astype(np.int64)
+    del order
+    new = np.ones(len(grams), dtype=bool)
+    new[1:] = grams[1:] != grams[:-1]
+    first = np.flatnonzero(new)
+    uniq = grams[first]
+    inverse = np.cumsum(new) - 1
+    del new, grams
+    occ_ptr = np.append(first, len(ex)).astype(np.int64)
     # Distinct (example, gram) pairs, grouped by example.
-    pair = np.unique(ex * max(1, len(uniq)) + inverse)
-    pair_ex, ex_gram = pair // max(1, len(uniq)), pair % max(1, len(uniq))
-    ex_ptr = np.searchsorted(pair_ex, np.arange(len(n_tokens) + 1)).astype(np.int64)
-    bits_log2 = int(min(30, max(20, np.ceil(np.log2(max(1, len(uniq)) * 32)))))
-    bits = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
-    top = uniq >> np.uint64(64 - bits_log2)
-    np.bitwise_or.at(
-        bits, top >> np.uint64(3), np.left_shift(1, (top & np.uint64(7))).astype(np.uint8)
-    )
+    m = max(1, len(uniq))
+    pair = ex * m + inverse
+    pair.sort()
+    keep = np.ones(len(pair), dtype=bool)
+    keep[1:] = pair[1:] != pair[:-1]
+    pair = pair[keep]
+    ex_ptr = np.searchsorted(pair // m, np.arange(len(n_tokens) + 1)).astype(np.int64)
+    bits_log2 = int(min(30, max(20, np.ceil(np.log2(m * 32)))))
     return EvalIndex(
         n=n,
         norm=norm,
@@ -156,7 +179,21 @@ def _assemble(
         occ_ex=ex.astype(np.int32),
         occ_pos=pos.astype(np.int32),
         ex_ptr=ex_ptr,
-        ex_gram=ex_gram.astype(np.int64),
-        bits=bits,
+        ex_gram=pair % m,
+        bits=_bitset(uniq, bits_log2),
         bits_log2=bits_log2,
+        digests=digests,
     )
+
+
+def _bitset(sorted_grams: np.ndarray, bits_log2: int) -> np.ndarray:
+    """A packed bitset with the top `bits_log2` bits of every gram set."""
+    bits = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
+    if len(sorted_grams) == 0:
+        return bits
+    top = sorted_grams >> np.uint64(64 - bits_log2)
+    byte = (top >> np.uint64(3)).astype(np.int64)
+    mask = np.left_shift(1, (top & np.uint64(7)).astype(np.uint8)).astype(np.uint8)
+    starts = np.flatnonzero(np.r_[True, byte[1:] != byte[:-1]])
+    bits[byte[starts]] = np.bitwise_or.reduceat(mask, starts)
+    return bits

@@ -29,7 +29,7 @@ from contam_cli.records import (
     sha256_file,
 )
 from contam_cli.report import ExampleResult, Report, SourceResult, fingerprint
-from contam_cli.text import DEFAULT_NORM, NormConfig, tokenize
+from contam_cli.text import DEFAULT_NORM, NormConfig
 
 __all__ = ["scan", "Source", "ScanOptions", "resolve_sources", "load_eval"]
 
@@ -432,33 +432,13 @@ def build_report(
     """Combine the accumulated matches with the flag policy into per-example results."""
     total = index.total_ngrams
     scorable = index.scorable
-    per_src_matched = acc.matched_counts(index)
     matched = acc.matched_any(index)
     with np.errstate(invalid="ignore", divide="ignore"):
         overlap = np.where(scorable, matched / np.maximum(total, 1), 0.0)
     run = acc.best_len.max(axis=0) if len(acc.source_names) else np.zeros(len(records), np.int64)
     z = np.zeros(len(records))
     z[scorable] = zscores(overlap[scorable])
-    names = acc.source_names
-    results = []
-    for e, rec in enumerate(records):
-        results.append(
-            _example_result(
-                e,
-                rec,
-                index,
-                acc,
-                policy,
-                names,
-                per_src_matched,
-                matched,
-                total,
-                overlap,
-                run,
-                z,
-                bool(scorable[e]),
-            )
-        )
+    results = _example_results(records, index, acc, policy, matched, total, overlap, run, z)
     # "exact": runs are verbatim inside one document; "chained": consecutive matched n-grams,
     # possibly from different documents (an index built without positions).
     config = {**opts.describe(), "runs": runs, "policy": policy.describe()}
@@ -473,56 +453,66 @@ def build_report(
     return Report(tuple(results), config, inputs, __version__, opts.redact, stats)
 
 
-def _example_result(
-    e: int,
-    rec: Record,
+def _example_results(
+    records: list[Record],
     index: EvalIndex,
     acc: Accumulator,
     policy: FlagPolicy,
-    names: list[str],
-    per_src_matched: np.ndarray,
     matched: np.ndarray,
     total: np.ndarray,
     overlap: np.ndarray,
     run: np.ndarray,
     z: np.ndarray,
-    scorable: bool,
-) -> ExampleResult:
-    per_source: dict[str, SourceResult] = {}
-    for s, name in enumerate(names):
-        if per_src_matched[s, e] > 0:
-            per_source[name] = SourceResult(
-                int(per_src_matched[s, e]),
-                float(per_src_matched[s, e] / total[e]),
-                int(acc.best_len[s, e]),
-            )
-    best_s = int(np.argmax(acc.best_len[:, e])) if names and acc.best_len[:, e].max() > 0 else None
-    best_source = names[best_s] if best_s is not None else None
-    reasons: tuple = ()
-    if scorable:
-        reasons = tuple(
-            policy.reasons(
-                overlap=float(overlap[e]),
-                run=int(run[e]),
-                z=float(z[e]),
-                per_source={k: (v.overlap_fraction, v.longest_run) for k, v in per_source.items()},
+) -> list[ExampleResult]:
+    """One ExampleResult per eval record (numpy values are read once, as lists: this runs for
+    every example of sets with hundreds of thousands)."""
+    names = acc.source_names
+    has_run = acc.best_len.max(axis=0) > 0 if names else np.zeros(len(records), dtype=bool)
+    best = np.argmax(acc.best_len, axis=0) if names else np.zeros(len(records), dtype=np.int64)
+    cols = zip(
+        index.n_tokens.tolist(),
+        total.tolist(),
+        matched.tolist(),
+        overlap.tolist(),
+        run.tolist(),
+        z.tolist(),
+        index.scorable.tolist(),
+        has_run.tolist(),
+        best.tolist(),
+    )
+    per_src_m = acc.matched_counts(index).T.tolist()
+    per_src_run = acc.best_len.T.tolist()
+    results = []
+    for e, (rec, col) in enumerate(zip(records, cols)):
+        n_tok, tot, mat, ov, rn, ze, scorable, found, b = col
+        per_source = {
+            names[s]: SourceResult(m, m / tot, per_src_run[e][s])
+            for s, m in enumerate(per_src_m[e])
+            if m > 0
+        }
+        best_source = names[b] if found else None
+        reasons: tuple = ()
+        if scorable:
+            by_source = {k: (v.overlap_fraction, v.longest_run) for k, v in per_source.items()}
+            reasons = tuple(policy.reasons(overlap=ov, run=rn, z=ze, per_source=by_source))
+        results.append(
+            ExampleResult(
+                id=rec.id,
+                eval_path=rec.locator.path,
+                eval_line=rec.locator.line,
+                n_tokens=n_tok,
+                total_ngrams=tot,
+                matched_ngrams=mat,
+                overlap_fraction=ov if scorable else None,
+                longest_run=rn if scorable else None,
+                zscore=round(ze, 6) if scorable else None,
+                flagged=bool(reasons),
+                reasons=reasons,
+                best_source=best_source,
+                matched_sources=tuple(per_source),
+                per_source=per_source,
+                evidence=acc.evidence.get((b, e)) if found else None,
+                fingerprint=fingerprint(index.digests[e], best_source),
             )
         )
-    return ExampleResult(
-        id=rec.id,
-        eval_path=rec.locator.path,
-        eval_line=rec.locator.line,
-        n_tokens=int(index.n_tokens[e]),
-        total_ngrams=int(total[e]),
-        matched_ngrams=int(matched[e]),
-        overlap_fraction=float(overlap[e]) if scorable else None,
-        longest_run=int(run[e]) if scorable else None,
-        zscore=round(float(z[e]), 6) if scorable else None,
-        flagged=bool(reasons),
-        reasons=reasons,
-        best_source=best_source,
-        matched_sources=tuple(per_source),
-        per_source=per_source,
-        evidence=acc.evidence.get((best_s, e)) if best_s is not None else None,
-        fingerprint=fingerprint(tokenize(rec.text, index.norm), best_source),
-    )
+    return results

@@ -157,11 +157,11 @@ class Report:
         }
 
 
-def fingerprint(tokens: list[str], source: str | None) -> str:
-    """Stable id of a finding: the normalized example text and the source, nothing positional."""
-    h = hashlib.sha256()
-    h.update(b"contam-finding/1\0")
-    h.update(" ".join(tokens).encode("utf-8"))
+def fingerprint(text_digest: bytes, source: str | None) -> str:
+    """Stable id of a finding: the normalized example text (as the digest of its tokens) and the
+    source; nothing positional, so it survives reordering and reformatting."""
+    h = hashlib.sha256(b"contam-finding/1\0")
+    h.update(text_digest)
     h.update(b"\0")
     h.update((source or "").encode("utf-8"))
     return h.hexdigest()[:32]

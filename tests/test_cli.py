@@ -154,3 +154,11 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         for cmd in group.typer_instance.registered_commands:
             assert cmd.callback.__doc__, cmd.name
             assert f"contam {group.name} {cmd.name}" in readme, cmd.name
+
+
+def test_table_limit_keeps_the_most_suspicious_and_says_what_is_left_out() -> None:
+    result = run("scan", BENCH, "--corpus", CORPUS, "--limit", "1")
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].split()[0] == "q1" and not any(line.startswith("q2") for line in lines)
+    assert "... 1 more flagged examples not listed" in result.stdout

@@ -193,3 +193,14 @@ def test_compiled_and_numpy_paths_give_identical_reports() -> None:
         base = scan(CD / "derived" / "mixed_examples.jsonl", [CORPUS], n=n, accel=False)
         fast = scan(CD / "derived" / "mixed_examples.jsonl", [CORPUS], n=n, accel=True)
         assert [e.to_dict() for e in fast.examples] == [e.to_dict() for e in base.examples]
+
+
+def test_fingerprints_survive_reordering_and_light_edits_but_not_another_source() -> None:
+    a = "Alpha beta gamma delta epsilon zeta"
+    corpus = [a]
+    one = scan([a, "unrelated words here too"], corpus, n=3).examples[0]
+    other = scan(["unrelated words here too", "ALPHA, beta; gamma delta epsilon zeta!"], corpus,
+                 n=3).examples[1]
+    assert one.fingerprint == other.fingerprint
+    elsewhere = scan([a], {"test": corpus}, n=3).examples[0]
+    assert elsewhere.fingerprint != one.fingerprint

@@ -17,6 +17,10 @@ from contam_cli.render import OutputFormat, render_json
 from contam_cli.render.table import render_table
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
+LimitOpt = Annotated[
+    int,
+    typer.Option("--limit", min=0, help="Flagged rows in the table (0: all); JSON has every one."),
+]
 IndexOpt = Annotated[
     Path | None,
     typer.Option(
@@ -57,6 +61,7 @@ def scan_command(
     no_nfkc: c.NoNfkcOpt = False,
     progress: c.ProgressOpt = None,
     no_corpus_hash: c.NoCorpusHashOpt = False,
+    limit: LimitOpt = 50,
     debug: c.DebugOpt = False,
 ) -> None:
     """Check every eval example against the corpus: overlap, longest verbatim run, evidence.
@@ -98,6 +103,7 @@ def scan_command(
         else:
             tty = sys.stdout.isatty()
             width = shutil.get_terminal_size((200, 24)).columns
-            sys.stdout.write(render_table(result, color=tty, width=width))
+            rows = None if limit == 0 else limit
+            sys.stdout.write(render_table(result, color=tty, width=width, flagged_rows=rows))
     if result.contaminated and not no_fail:
         raise typer.Exit(c.EXIT_FOUND)

@@ -13,12 +13,23 @@ from contam_cli.report import ExampleResult, Report
 
 #: Clean rows shown after every flagged one (the JSON report always holds them all).
 DEFAULT_CLEAN_ROWS = 20
+#: Flagged rows listed by default: enough to review, while a huge leak stays readable and fast.
+DEFAULT_FLAGGED_ROWS = 50
 
 
 def render_table(
-    report: Report, *, color: bool = False, width: int = 120, clean_rows: int = DEFAULT_CLEAN_ROWS
+    report: Report,
+    *,
+    color: bool = False,
+    width: int = 120,
+    clean_rows: int = DEFAULT_CLEAN_ROWS,
+    flagged_rows: int | None = DEFAULT_FLAGGED_ROWS,
 ) -> str:
-    """Render `report` as a table (ANSI colours only when `color`)."""
+    """Render `report` as a table (ANSI colours only when `color`).
+
+    At most `flagged_rows` flagged (None: all) and `clean_rows` clean examples are listed, most
+    suspicious first; the JSON report always holds every example.
+    """
     out = io.StringIO()
     console = Console(
         file=out,
@@ -29,20 +40,27 @@ def render_table(
         soft_wrap=False,
     )
     ranked = report.ranked()
-    shown = [e for e in ranked if e.flagged]
+    flagged = [e for e in ranked if e.flagged]
     clean = [e for e in ranked if not e.flagged]
-    shown += clean[:clean_rows]
+    limit = len(flagged) if flagged_rows is None else flagged_rows
+    shown = flagged[:limit] + clean[:clean_rows]
     n = report.config.get("n")
     if shown:
         console.print(_table(shown, redact=report.redact))
-    hidden = len(clean) - min(len(clean), clean_rows)
+    more = [
+        (len(flagged) - len(flagged[:limit]), "flagged"),
+        (len(clean) - len(clean[:clean_rows]), "clean"),
+    ]
+    hidden = ", ".join(f"{k} more {what}" for k, what in more if k)
     if hidden:
-        console.print(f"... {hidden} more clean examples (see --json or --report)")
+        console.print(f"... {hidden} examples not listed (all are in --json and --report)")
     unscorable = report.unscorable
     if unscorable:
         console.print(f"Unscorable (fewer than n={n} tokens; not evidence of being clean):")
-        for e in unscorable:
+        for e in unscorable[:clean_rows]:
             console.print(f"  {e.id}  {e.n_tokens} tokens  {_eval_where(e)}")
+        if len(unscorable) > clean_rows:
+            console.print(f"  ... {len(unscorable) - clean_rows} more")
     summary = Text(report.summary_line(), style="bold red" if report.contaminated else "bold green")
     console.print(summary)
     return out.getvalue()
