@@ -116,6 +116,8 @@ def scan(
     opts = replace(opts, accel=_want_kernels(opts, sources))
     tk = Tokenizer(opts.norm, accel=opts.accel)
     eval_index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
+    # The index and its digests hold all that is needed of the texts from here on.
+    records = [replace(r, text="") for r in records]
     if index is not None:
         header = load_header(index)
         header.check(opts.n, opts.norm)

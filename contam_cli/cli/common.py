@@ -287,5 +287,7 @@ def tune_allocator() -> None:
     except (OSError, AttributeError):
         return
     m_trim_threshold, m_mmap_threshold = -1, -3
-    mallopt(m_mmap_threshold, 256 << 20)
-    mallopt(m_trim_threshold, 512 << 20)
+    # Chunk temporaries (up to a few MB) stay in the heap; big arrays (an eval index for 100k
+    # examples) are still mapped separately, so freeing them returns the memory.
+    mallopt(m_mmap_threshold, 16 << 20)
+    mallopt(m_trim_threshold, 64 << 20)
