@@ -188,38 +188,48 @@ def token_range(
     inner |= (cps == 0xA0) | ((cps >= 0x2000) & (cps <= 0x206F))
     edges = np.flatnonzero(sep[1:] != sep[:-1])
     starts, ends = edges[0::2], edges[1::2]
-    high = np.flatnonzero(~small)
+    high = np.flatnonzero(~small & ~inner)  # non-ASCII characters inside words
     counts = np.ones(len(starts), dtype=np.int64)
-    words: dict[int, list[tuple[int, int]]] = {}
+    before = 0  # tokens before the current special word, for an early stop after `last`
+    prev = 0
     for w in np.unique(np.searchsorted(starts, high, side="right") - 1).tolist():
+        before += w - prev
+        if before > last:
+            break
         chunk = text[starts[w] : ends[w]]
         if not (
             chunk.isalnum()
             and unicodedata.is_normalized("NFKC", chunk)
             and not _SEGMENTED_RE.search(chunk)
         ):
-            words[w] = _nonascii_spans(chunk, config)
-            counts[w] = len(words[w])
+            counts[w] = len(tokenize(chunk, config))
+        before += int(counts[w])
+        prev = w + 1
     ends_tok = np.cumsum(counts)
-    return _token_edge(first, 0, starts, ends_tok, words), _token_edge(
-        last, 1, starts, ends_tok, words, ends
+    return (
+        _token_edge(text, first, 0, starts, ends, ends_tok, counts, config),
+        _token_edge(text, last, 1, starts, ends, ends_tok, counts, config),
     )
 
 
 def _token_edge(
+    text: str,
     tok: int,
     side: int,
     starts: Any,
+    ends: Any,
     ends_tok: Any,
-    words: dict[int, list[tuple[int, int]]],
-    ends: Any = None,
+    counts: Any,
+    config: NormConfig,
 ) -> int:
     """Start (side 0) or end (side 1) character offset of token number `tok`."""
     w = int(np.searchsorted(ends_tok, tok, side="right"))
-    if w in words:
-        inside = tok - (int(ends_tok[w]) - len(words[w]))
-        return int(starts[w]) + words[w][inside][side]
-    return int(starts[w]) if side == 0 else int(ends[w])
+    a, b = int(starts[w]), int(ends[w])
+    if counts[w] == 1 and text[a:b].isalnum() and unicodedata.is_normalized("NFKC", text[a:b]):
+        return a if side == 0 else b
+    spans = _nonascii_spans(text[a:b], config) if not text[a:b].isascii() else [(0, b - a)]
+    inside = tok - (int(ends_tok[w]) - int(counts[w]))
+    return a + spans[inside][side]
 
 
 def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:

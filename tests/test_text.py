@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli.text import NormConfig, normalize, token_spans, tokenize
+from contam_cli.text import NormConfig, normalize, token_range, token_spans, tokenize
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,19 @@ def test_token_spans_can_stop_early(text: str, stop: int) -> None:
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
 def test_ascii_token_spans_match_tokenize(text: str) -> None:
     assert [text[a:b].casefold() for a, b in token_spans(text)] == tokenize(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(st.characters(), st.sampled_from(list("ab 東京ｆｕ½ﬁé\u0301“,\x80"))),
+        max_size=50,
+    ),
+    st.data(),
+)
+def test_token_range_equals_token_spans(text: str, data: st.DataObject) -> None:
+    spans = token_spans(text)
+    if spans:
+        a = data.draw(st.integers(0, len(spans) - 1))
+        b = data.draw(st.integers(a, len(spans) - 1))
+        assert token_range(text, a, b) == (spans[a][0], spans[b][1])
