@@ -49,6 +49,9 @@ class EvalIndex:
     bits_log2: int
     digests: list[bytes]
     """Per example, a digest of its normalized tokens (for content fingerprints)."""
+    directory: np.ndarray
+    """Start in `grams` of each bucket of grams sharing their top `dir_log2` bits (+ the end)."""
+    dir_log2: int
 
     @property
     def n_examples(self) -> int:
@@ -72,7 +75,14 @@ class EvalIndex:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
         if kernels is not None:
-            return kernels.lookup(hashes, self.bits, 64 - self.bits_log2, self.grams)
+            return kernels.lookup(
+                hashes,
+                self.bits,
+                64 - self.bits_log2,
+                self.grams,
+                self.directory,
+                64 - self.dir_log2,
+            )
         top = hashes >> np.uint64(64 - self.bits_log2)
         maybe = (self.bits[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1
         cand = np.flatnonzero(maybe)
@@ -203,7 +213,19 @@ def _assemble(
         bits=_bitset(uniq, bits_log2),
         bits_log2=bits_log2,
         digests=digests,
+        **_directory(uniq),
     )
+
+
+def _directory(sorted_grams: np.ndarray) -> dict[str, Any]:
+    """A radix directory over sorted grams: about four grams per bucket."""
+    dir_log2 = int(min(26, max(4, np.ceil(np.log2(max(1, len(sorted_grams)) / 4)))))
+    counts = np.bincount(
+        (sorted_grams >> np.uint64(64 - dir_log2)).astype(np.int64), minlength=1 << dir_log2
+    )
+    directory = np.zeros((1 << dir_log2) + 1, dtype=np.int64)
+    np.cumsum(counts, out=directory[1:])
+    return {"directory": directory, "dir_log2": dir_log2}
 
 
 def _bitset(sorted_grams: np.ndarray, bits_log2: int) -> np.ndarray:
