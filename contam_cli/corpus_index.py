@@ -241,7 +241,10 @@ def _build_source(
     shutil.rmtree(tmp / f"s{k}.buckets")
     if positions:
         np.savez(
-            tmp / f"s{k}.docs.npz", **{key: np.array(v, dtype=np.int64) for key, v in docs.items()}
+            tmp / f"s{k}.docs.npz",
+            file_ord=np.array(docs["file_ord"], dtype=np.int64),
+            offset=np.array(docs["offset"], dtype=np.int64),
+            record=np.array(docs["record"], dtype=np.int64),
         )
     return {
         "name": src.name,

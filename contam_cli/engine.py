@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -227,7 +228,7 @@ class Accumulator:
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        packed, shape = state["matched"]  # type: ignore[misc]
+        packed, shape = cast("tuple[np.ndarray, tuple[int, int]]", state["matched"])
         state["matched"] = np.unpackbits(packed, axis=1, count=shape[1]).astype(bool)
         self.__dict__.update(state)
 
@@ -260,7 +261,8 @@ class Accumulator:
 
     def matched_any(self, index: EvalIndex) -> np.ndarray:
         """Matched distinct n-grams per example over all sources."""
-        return _segment_sums(self.matched.any(axis=0)[index.ex_gram], index.ex_ptr)
+        any_source = np.asarray(self.matched.any(axis=0))
+        return _segment_sums(any_source[index.ex_gram], index.ex_ptr)
 
 
 def make_evidence(

@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -172,7 +172,7 @@ def load_eval(eval: EvalInput, opts: ScanOptions) -> tuple[list[Record], list[di
             for i, (k, v) in enumerate(eval.items())
         ]
     else:
-        items = eval
+        items = cast("Iterable[str | Record]", eval)
     records = [_as_record(x, i, "<memory>") for i, x in enumerate(items)]
     return records, [{"path": "<memory>", "sha256": None, "records": len(records)}]
 
@@ -216,7 +216,7 @@ def _source(name: str, value: CorpusInput, opts: ScanOptions) -> Source:
         for p in value:
             files.extend(iter_files(p, opts.include, opts.exclude))  # type: ignore[arg-type]
         return Source(name, tuple(files))
-    return Source(name, stream=value)
+    return Source(name, stream=cast("Iterable[str | Record]", value))
 
 
 # -- running the corpus -------------------------------------------------------------------------
@@ -330,7 +330,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(index: EvalIndex, sources: list[Source], opts: ScanOptions) -> None:
-    _WORKER.update(index=index, sources=sources, opts=opts, tk=Tokenizer(opts.norm, opts.accel))
+    _WORKER.update(
+        index=index, sources=sources, opts=opts, tk=Tokenizer(opts.norm, accel=opts.accel)
+    )
 
 
 def _work(sh: _Shard) -> Accumulator:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
@@ -249,7 +249,9 @@ def handle_errors(debug: bool) -> Iterator[None]:
 
 
 @contextmanager
-def progress_bar(enabled: bool | None, total: int, label: str) -> Iterator[object]:
+def progress_bar(
+    enabled: bool | None, total: int, label: str
+) -> Iterator[Callable[[int], None] | None]:
     """A Rich progress bar on stderr; yields a callback taking a byte count (or None)."""
     show = sys.stderr.isatty() if enabled is None else enabled
     if not show or total <= 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
@@ -68,7 +69,7 @@ def render_table(
 
 def _table(rows: list[ExampleResult], redact: bool) -> Table:
     t = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for name, justify in (
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("id", "left"),
         ("overlap", "right"),
         ("run", "right"),
@@ -76,7 +77,8 @@ def _table(rows: list[ExampleResult], redact: bool) -> Table:
         ("flag", "left"),
         ("reasons", "left"),
         ("where", "left"),
-    ):
+    )
+    for name, justify in columns:
         t.add_column(
             name,
             justify=justify,
