@@ -64,7 +64,10 @@ def render_table(
             console.print(f"  ... {len(unscorable) - clean_rows} more")
     summary = Text(report.summary_line(), style="bold red" if report.contaminated else "bold green")
     console.print(summary)
-    return out.getvalue()
+    text = out.getvalue()
+    if not color:  # Rich pads every row to the width: plain output for pipes and files
+        text = "".join(line.rstrip() + "\n" for line in text.splitlines())
+    return text
 
 
 def _table(rows: list[ExampleResult], redact: bool) -> Table:
