@@ -81,7 +81,7 @@ def iter_batches(
     orders: list[int] = []
     size = 0
     for rec, order in records:
-        raw = rec.text.encode("utf-8")
+        raw = rec.text.encode("utf-8", "surrogatepass")
         recs.append(rec)
         raws.append(raw)
         orders.append(order)

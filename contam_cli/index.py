@@ -121,7 +121,11 @@ def build_eval_index(
     del ex_parts
     pos = _cat(pos_parts, np.int32)
     del pos_parts
-    return _assemble(n, norm, _cat(n_tokens, np.int64), grams, ex, pos, digests)
+    # NOTE: handed over in a list that _assemble empties, so that no caller variable keeps the
+    # unsorted arrays alive while their sorted copies are built.
+    arrays = [grams, ex, pos]
+    del grams, ex, pos
+    return _assemble(n, norm, _cat(n_tokens, np.int64), arrays, digests)
 
 
 def _digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:
@@ -157,15 +161,15 @@ def _assemble(
     n: int,
     norm: NormConfig,
     n_tokens: np.ndarray,
-    grams: np.ndarray,
-    ex: np.ndarray,
-    pos: np.ndarray,
+    arrays: list[np.ndarray],
     digests: list[bytes],
 ) -> EvalIndex:
     # NOTE: memory matters here (8M n-grams for 100k examples): 32-bit example/position arrays,
     # every temporary released as soon as it is used. The order of a gram's occurrences does not
     # matter (runs are found by sorting later), and sorted arrays need no hashing to find
     # distinct values.
+    grams, ex, pos = arrays
+    arrays.clear()
     order = np.argsort(grams)
     grams = grams[order]
     ex = ex[order]
@@ -194,9 +198,10 @@ def _assemble(
     np.not_equal(pair[1:], pair[:-1], out=keep[1:])
     pair = pair[keep]
     del keep
-    ex_gram = (pair % m).astype(np.int32)
-    pair //= m
-    ex_ptr = np.searchsorted(pair, np.arange(len(n_tokens) + 1)).astype(np.int64)
+    # Example e's keys lie in [e*m, (e+1)*m): its slice starts where e*m would go.
+    ex_ptr = np.searchsorted(pair, np.arange(len(n_tokens) + 1, dtype=np.int64) * m)
+    np.remainder(pair, m, out=pair)
+    ex_gram = pair.astype(np.int32)
     del pair
     # About 16 bits per gram: ~6% of corpus n-grams pass the prefilter by chance.
     bits_log2 = int(min(30, max(20, np.ceil(np.log2(m * 16)))))
@@ -223,7 +228,9 @@ def _directory(sorted_grams: np.ndarray) -> dict[str, Any]:
     counts = np.bincount(
         (sorted_grams >> np.uint64(64 - dir_log2)).astype(np.int64), minlength=1 << dir_log2
     )
-    directory = np.zeros((1 << dir_log2) + 1, dtype=np.int64)
+    directory = np.zeros(
+        (1 << dir_log2) + 1, dtype=np.int32 if len(sorted_grams) < 2**31 else np.int64
+    )
     np.cumsum(counts, out=directory[1:])
     return {"directory": directory, "dir_log2": dir_log2}
 

@@ -325,7 +325,7 @@ class Tokenizer:
 
     def tokens(self, docs: list[bytes] | list[str]) -> TokenStream:
         """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""
-        raw = [d.encode("utf-8") if isinstance(d, str) else d for d in docs]
+        raw = [d.encode("utf-8", "surrogatepass") if isinstance(d, str) else d for d in docs]
         size = 1 + sum(map(len, raw)) + len(raw)  # the leading separator, documents, separators
         # One join: a leading separator, the documents, then >= 9 trailing separators, with the
         # whole buffer's length a multiple of 8.
@@ -426,7 +426,7 @@ class Tokenizer:
                 # NOTE: after a clear every word of this call is a miss, hits included.
                 cache.clear()
                 misses = list(unique)
-            toks = [tokenize(w.decode("utf-8"), self.norm) for w in misses]
+            toks = [tokenize(w.decode("utf-8", "surrogatepass"), self.norm) for w in misses]
             flat = hash_tokens([t for ts in toks for t in ts])
             k = 0
             for w, ts in zip(misses, toks):

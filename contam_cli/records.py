@@ -706,7 +706,7 @@ def iter_text_batches(
 
 def _records_batch(records: list[Record], ordinal: int) -> TextBatch:
     return TextBatch(
-        [r.text.encode("utf-8") for r in records],
+        [r.text.encode("utf-8", "surrogatepass") for r in records],
         [r.locator.span[0] if r.locator.span else -1 for r in records],
         ordinal,
         records.__getitem__,
@@ -747,7 +747,7 @@ def _jsonl_text_batches(
                 batch.add(text.encode("utf-8"), offset, line_no, raw)
             else:  # the full reader: other shapes, --field, and the exact error for bad lines
                 rec = batch.full_record(offset, line_no, raw, len(batch.texts))
-                batch.add(rec.text.encode("utf-8"), offset, line_no, raw, rec)
+                batch.add(rec.text.encode("utf-8", "surrogatepass"), offset, line_no, raw, rec)
             count += 1
             if batch.size >= chunk_bytes:
                 yield batch.done()

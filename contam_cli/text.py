@@ -179,7 +179,7 @@ def token_range(
     >>> t[a:b]
     'ﬁsh, “東京'
     """
-    cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     sep = np.zeros(len(cps) + 2, dtype=bool)
     sep[0] = sep[-1] = True
     inner = sep[1:-1]

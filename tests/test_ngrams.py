@@ -169,3 +169,10 @@ def test_cjk_fast_path_equals_definition(accel: bool, texts: list[str]) -> None:
             token_hash(t) for x in texts for t in tokenize(x)
         ]
         assert stream.doc.tolist() == [i for i, x in enumerate(texts) for _ in tokenize(x)]
+
+
+def test_lone_surrogates_from_json_escapes_separate_tokens() -> None:
+    # The standard json module (JSON arrays) accepts "\ud800"; it must not crash a scan.
+    text = "left\ud800right x\udfffy"
+    tk = Tokenizer(accel=False)
+    assert [int(h) for h in tk.tokens([text]).hashes] == [token_hash(t) for t in tokenize(text)]

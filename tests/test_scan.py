@@ -199,8 +199,16 @@ def test_fingerprints_survive_reordering_and_light_edits_but_not_another_source(
     a = "Alpha beta gamma delta epsilon zeta"
     corpus = [a]
     one = scan([a, "unrelated words here too"], corpus, n=3).examples[0]
-    other = scan(["unrelated words here too", "ALPHA, beta; gamma delta epsilon zeta!"], corpus,
-                 n=3).examples[1]
+    other = scan(
+        ["unrelated words here too", "ALPHA, beta; gamma delta epsilon zeta!"], corpus, n=3
+    ).examples[1]
     assert one.fingerprint == other.fingerprint
     elsewhere = scan([a], {"test": corpus}, n=3).examples[0]
     assert elsewhere.fingerprint != one.fingerprint
+
+
+def test_json_array_with_lone_surrogate_escape_scans(tmp_path: Path) -> None:
+    ev = tmp_path / "eval.json"
+    ev.write_text('[{"id": "a", "text": "one two three\\ud800 four five six"}]')
+    e = scan(ev, ["x one two three four five six y"], n=3).examples[0]
+    assert e.overlap_fraction == 1.0 and e.longest_run == 6
