@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
@@ -16,12 +15,12 @@ from rich.table import Table
 from contam_cli.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
 from contam_cli.clean import Mode as CutMode
 from contam_cli.cli import common as c
-from contam_cli.engine import Evidence
 from contam_cli.errors import UsageError
 from contam_cli.output import atomic_writer
 from contam_cli.pipeline import ProgressFn, ScanOptions
 from contam_cli.records import iter_files
 from contam_cli.render import render_json
+from contam_cli.render.table import evidence_where, short_path
 
 #: Changed corpus files listed on stdout (the manifest always lists every file).
 SHOWN_FILES = 20
@@ -133,14 +132,17 @@ def clean_command(
     """
     with c.handle_errors(debug):
         sources = c.corpus_argument(corpus, source)
-        opts = ScanOptions(
-            n=ngram_size,
-            norm=c.norm_config(no_nfkc, no_casefold),
-            eval_spec=c.text_spec(field, roles, id_field),
-            corpus_spec=c.text_spec(corpus_field, roles),
-            include=tuple(include or ()),
-            exclude=tuple(exclude or ()),
-            chunk_bytes=chunk_size,
+        opts = c.scan_options(
+            ngram_size=ngram_size,
+            no_nfkc=no_nfkc,
+            no_casefold=no_casefold,
+            field=field,
+            corpus_field=corpus_field,
+            id_field=id_field,
+            roles=roles,
+            include=include,
+            exclude=exclude,
+            chunk_size=chunk_size,
             jobs=jobs,
             redact=redact,
         )
@@ -237,7 +239,7 @@ def render_eval_summary(result: EvalCleanResult) -> str:
     if result.removed:
         table = _table(("removed", "reasons", "where"))
         for e in result.removed:
-            table.add_row(e.id, "; ".join(str(r) for r in e.reasons), _where(e.evidence))
+            table.add_row(e.id, "; ".join(str(r) for r in e.reasons), evidence_where(e.evidence))
         console.print(table)
     n = len(result.report.examples)
     unscorable = len(result.report.unscorable)
@@ -260,7 +262,7 @@ def render_corpus_summary(result: CorpusCleanResult) -> str:
         for f in changed[:SHOWN_FILES]:
             output = f.output if f.output is not None else "(nothing left, not written)"
             table.add_row(
-                _short(f.input),
+                short_path(f.input),
                 *(str(v) for v in (f.documents, f.kept, f.cut, f.dropped, f.pieces)),
                 str(f.bytes_removed),
                 output,
@@ -284,23 +286,3 @@ def _table(columns: tuple[str, ...]) -> Table:
     if "bytes removed" in columns:
         table.add_column("output", overflow="fold")
     return table
-
-
-def _where(ev: Evidence | None) -> str:
-    if ev is None or ev.path is None:
-        return ""
-    place = _short(ev.path)
-    if ev.line is not None:
-        place += f":{ev.line}"
-    elif ev.record is not None:
-        place += f"[{ev.record}]"
-    return place if ev.source == "corpus" else f"{ev.source}: {place}"
-
-
-def _short(path: str) -> str:
-    """A path relative to the working directory when it lies below it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel

@@ -7,7 +7,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -21,6 +21,7 @@ from rich.progress import (
 )
 
 from contam_cli.errors import ContamError, UsageError
+from contam_cli.pipeline import ScanOptions
 from contam_cli.policy import FlagPolicy, SourceThreshold
 from contam_cli.records import TextSpec
 from contam_cli.text import NormConfig
@@ -293,3 +294,34 @@ def tune_allocator() -> None:
     # examples) are still mapped separately, so freeing them returns the memory.
     mallopt(m_mmap_threshold, 16 << 20)
     mallopt(m_trim_threshold, 64 << 20)
+
+
+def scan_options(
+    *,
+    ngram_size: int,
+    no_nfkc: bool,
+    no_casefold: bool,
+    field: list[str] | None,
+    corpus_field: list[str] | None,
+    id_field: str | None,
+    roles: str | None,
+    include: list[str] | None,
+    exclude: list[str] | None,
+    chunk_size: int,
+    jobs: int,
+    redact: bool,
+    **more: Any,
+) -> ScanOptions:
+    """The ScanOptions of the options scan and clean share (`more`: other ScanOptions fields)."""
+    return ScanOptions(
+        n=ngram_size,
+        norm=norm_config(no_nfkc, no_casefold),
+        eval_spec=text_spec(field, roles, id_field),
+        corpus_spec=text_spec(corpus_field, roles),
+        include=tuple(include or ()),
+        exclude=tuple(exclude or ()),
+        chunk_bytes=chunk_size,
+        jobs=jobs,
+        redact=redact,
+        **more,
+    )

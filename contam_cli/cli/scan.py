@@ -11,7 +11,7 @@ import typer
 
 from contam_cli.cli import common as c
 from contam_cli.output import write_atomic
-from contam_cli.pipeline import ScanOptions, scan
+from contam_cli.pipeline import scan
 from contam_cli.records import iter_files
 from contam_cli.render import OutputFormat, render_json
 from contam_cli.render.table import render_table
@@ -70,14 +70,17 @@ def scan_command(
     """
     with c.handle_errors(debug):
         sources = c.corpus_argument(corpus, source) if index is None or corpus or source else {}
-        opts = ScanOptions(
-            n=ngram_size,
-            norm=c.norm_config(no_nfkc, no_casefold),
-            eval_spec=c.text_spec(field, roles, id_field),
-            corpus_spec=c.text_spec(corpus_field, roles),
-            include=tuple(include or ()),
-            exclude=tuple(exclude or ()),
-            chunk_bytes=chunk_size,
+        opts = c.scan_options(
+            ngram_size=ngram_size,
+            no_nfkc=no_nfkc,
+            no_casefold=no_casefold,
+            field=field,
+            corpus_field=corpus_field,
+            id_field=id_field,
+            roles=roles,
+            include=include,
+            exclude=exclude,
+            chunk_size=chunk_size,
             jobs=jobs,
             redact=redact,
             hash_corpus=not no_corpus_hash,

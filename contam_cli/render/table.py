@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from contam_cli.engine import Evidence
 from contam_cli.report import ExampleResult, Report
 
 #: Clean rows shown after every flagged one (the JSON report always holds them all).
@@ -96,24 +97,24 @@ def _table(rows: list[ExampleResult], redact: bool) -> Table:
             f"{e.zscore:.2f}",
             Text("FLAGGED", style="bold red") if e.flagged else Text(""),
             "; ".join(str(r) for r in e.reasons),
-            _corpus_where(e),
+            evidence_where(e.evidence),
         )
     return t
 
 
-def _corpus_where(e: ExampleResult) -> str:
-    ev = e.evidence
-    if ev is None:
+def evidence_where(ev: Evidence | None) -> str:
+    """Where a run sits, for people: ``[source: ]path:line`` (or ``path[record]``)."""
+    if ev is None or ev.path is None:
         return ""
-    place = _short(ev.path or "")
+    place = short_path(ev.path)
     if ev.line is not None:
         place += f":{ev.line}"
     elif ev.record is not None:
         place += f"[{ev.record}]"
-    return f"{ev.source}: {place}" if ev.source != "corpus" else place
+    return place if ev.source == "corpus" else f"{ev.source}: {place}"
 
 
-def _short(path: str) -> str:
+def short_path(path: str) -> str:
     """A path relative to the working directory when it lies below it."""
     try:
         rel = os.path.relpath(path)
