@@ -162,3 +162,9 @@ def test_table_limit_keeps_the_most_suspicious_and_says_what_is_left_out() -> No
     lines = result.stdout.splitlines()
     assert lines[1].split()[0] == "q1" and not any(line.startswith("q2") for line in lines)
     assert "... 1 more flagged examples not listed" in result.stdout
+
+
+def test_progress_bar_goes_to_stderr_and_leaves_stdout_clean() -> None:
+    result = run("scan", BENCH, "--corpus", CORPUS, "--json", "--progress", "--no-fail")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["summary"]["flagged"] == 2
