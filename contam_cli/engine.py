@@ -19,7 +19,7 @@ so shards can run in any process.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 import numpy as np
@@ -57,6 +57,9 @@ class Evidence:
     length: int
     """Run length in tokens."""
     text: str | None
+    line_base: tuple[str, int] | None = None
+    """Set while `line` counts from the first line of the byte range of `path` that starts at
+    this offset (a shard of a large file); the scan makes it a file line when all shards are in."""
 
 
 @dataclass
@@ -70,6 +73,8 @@ class DocBatch:
     """Each document's place in the source (file ordinal, then position): ties go to the lowest."""
     record: Callable[[int], Record]
     """Document d's full Record, built on demand (only documents that become evidence need it)."""
+    range_lines: tuple[tuple[str, int], list[int]] | None = None
+    """For a byte-range shard: the range (path, start) and each document's range-relative line."""
 
 
 def iter_batches(
@@ -171,6 +176,8 @@ class Accumulator:
     best_order: np.ndarray = field(init=False)
     best_pos: np.ndarray = field(init=False)
     evidence: dict[tuple[int, int], Evidence] = field(init=False, default_factory=dict)
+    range_lines: dict[tuple[str, int], int] = field(init=False, default_factory=dict)
+    """Lines read from each byte range (path, start) of a sharded file."""
     documents: np.ndarray = field(init=False)
     text_bytes: np.ndarray = field(init=False)
 
@@ -211,15 +218,18 @@ class Accumulator:
             self.best_len[s, e] = runs.length[k]
             self.best_order[s, e] = order[k]
             self.best_pos[s, e] = runs.doc_pos[k]
-            rec = batch.record(d)
-            self.evidence[(s, e)] = make_evidence(
-                rec,
+            ev = make_evidence(
+                batch.record(d),
                 self.source_names[s],
                 int(runs.doc_pos[k]),
                 int(runs.eval_pos[k]),
                 int(runs.length[k]),
                 self.redact,
             )
+            if batch.range_lines is not None:
+                key, lines = batch.range_lines
+                ev = replace(ev, line=lines[d], line_base=key)
+            self.evidence[(s, e)] = ev
 
     def __getstate__(self) -> dict[str, object]:
         # NOTE: shards travel between processes; the matched bitmap is the bulk of it, so pack it.
@@ -235,6 +245,7 @@ class Accumulator:
     def merge(self, other: Accumulator) -> None:
         """Fold `other` (same index, same sources) into this accumulator; order-independent."""
         self.matched |= other.matched
+        self.range_lines.update(other.range_lines)
         self.documents += other.documents
         self.text_bytes += other.text_bytes
         better = (other.best_len > self.best_len) | (

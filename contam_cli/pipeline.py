@@ -300,16 +300,24 @@ def _shards(s: int, src: Source, opts: ScanOptions) -> list[_Shard]:
     return shards
 
 
-def _shard_batches(sh: _Shard, opts: ScanOptions) -> Iterator[DocBatch]:
+def _shard_batches(sh: _Shard, opts: ScanOptions, acc: Accumulator) -> Iterator[DocBatch]:
     for ordinal, path, rng in sh.items:
         base = ordinal << ORDER_FILE_SHIFT
+        lines_read: list[int] = []
         for tb in iter_text_batches(
-            path, spec=opts.corpus_spec, byte_range=rng, chunk_bytes=opts.chunk_bytes
+            path,
+            spec=opts.corpus_spec,
+            byte_range=rng,
+            chunk_bytes=opts.chunk_bytes,
+            line_count=lines_read,
         ):
             order = np.array(tb.offsets, dtype=np.int64)
             if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
                 order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
-            yield DocBatch(sh.source, tb.texts, order + base, tb.record)
+            ranged = ((path, rng[0]), tb.lines) if rng is not None else None
+            yield DocBatch(sh.source, tb.texts, order + base, tb.record, ranged)
+        if rng is not None:
+            acc.range_lines[(path, rng[0])] = lines_read[0] if lines_read else 0
 
 
 def _run_shard_into(
@@ -320,7 +328,7 @@ def _run_shard_into(
     opts: ScanOptions,
     progress: ProgressFn | None,
 ) -> None:
-    for batch in _shard_batches(sh, opts):
+    for batch in _shard_batches(sh, opts, acc):
         acc.add_batch(index, tk, batch)
     if progress:
         progress(sh.size)
@@ -372,33 +380,16 @@ def _start_methods() -> list[str]:
 
 
 def fill_evidence_lines(acc: Accumulator) -> None:
-    """Give evidence read from byte-range shards its line number (one pass per file, to the
-    furthest offset needed)."""
-    todo: dict[str, list[tuple[int, int, int]]] = {}
-    for key, ev in acc.evidence.items():
-        if ev.line is None and ev.path and ev.byte_offset is not None:
-            todo.setdefault(ev.path, []).append((ev.byte_offset, *key))
-    for path, items in todo.items():
-        items.sort()
-        lines = _lines_at(path, [off for off, _, _ in items])
-        for (_, s, e), line in zip(items, lines):
-            acc.evidence[(s, e)] = replace(acc.evidence[(s, e)], line=line)
-
-
-def _lines_at(path: str, offsets: list[int]) -> list[int]:
-    """1-based line numbers of sorted byte `offsets` in `path` (uncompressed)."""
-    out: list[int] = []
-    line, pos = 1, 0
-    with open(path, "rb") as f:
-        for off in offsets:
-            while pos < off:
-                block = f.read(min(1 << 20, off - pos))
-                if not block:
-                    break
-                line += block.count(b"\n")
-                pos += len(block)
-            out.append(line)
-    return out
+    """Turn range-relative evidence lines into file lines, from the lines each range read."""
+    lines_before: dict[tuple[str, int], int] = {}  # (path, range start) -> lines in earlier ranges
+    total: dict[str, int] = {}
+    for (path, start), n in sorted(acc.range_lines.items()):
+        lines_before[(path, start)] = total.get(path, 0)
+        total[path] = total.get(path, 0) + n
+    for key, ev in list(acc.evidence.items()):
+        if ev.line_base is not None and ev.line is not None:
+            line = ev.line + lines_before[ev.line_base]
+            acc.evidence[key] = replace(ev, line=line, line_base=None)
 
 
 def describe_sources(

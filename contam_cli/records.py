@@ -671,6 +671,9 @@ class TextBatch:
     first_ordinal: int
     """Ordinal of the first document within its file; -1 in byte-range mode."""
     record: Callable[[int], Record]
+    lines: list[int]
+    """1-based line of each document (-1 when unknown); in byte-range mode counted from the
+    range's first line (see `line_count` of :func:`iter_text_batches`)."""
 
 
 def iter_text_batches(
@@ -679,17 +682,20 @@ def iter_text_batches(
     spec: TextSpec = TextSpec(),
     byte_range: tuple[int, int] | None = None,
     chunk_bytes: int = 1 << 20,
+    line_count: list[int] | None = None,
 ) -> Iterator[TextBatch]:
     """The corpus documents of one file in batches, by the fastest route for its format.
 
     Yields exactly the documents of :func:`iter_records` (``role="corpus"``), with the same
     errors: JSONL (compressed or not) is parsed line by line straight to text; anything unusual
-    on a line falls back to the full record reader for that line.
+    on a line falls back to the full record reader for that line. `line_count`, when given,
+    receives the number of lines read from a JSONL file (in byte-range mode: the lines starting
+    inside the range, so that the counts of earlier ranges turn range lines into file lines).
     """
     src = _Source(str(path), "corpus", spec, Path(path).name)
     fmt = detect_format(path)
     if fmt == "jsonl":
-        yield from _jsonl_text_batches(src, byte_range, chunk_bytes)
+        yield from _jsonl_text_batches(src, byte_range, chunk_bytes, line_count)
         return
     records: list[Record] = []
     size = ordinal = 0
@@ -710,11 +716,15 @@ def _records_batch(records: list[Record], ordinal: int) -> TextBatch:
         [r.locator.span[0] if r.locator.span else -1 for r in records],
         ordinal,
         records.__getitem__,
+        [r.locator.line if r.locator.line is not None else -1 for r in records],
     )
 
 
 def _jsonl_text_batches(
-    src: _Source, byte_range: tuple[int, int] | None, chunk_bytes: int
+    src: _Source,
+    byte_range: tuple[int, int] | None,
+    chunk_bytes: int,
+    line_count: list[int] | None,
 ) -> Iterator[TextBatch]:
     ranged = byte_range is not None
     if byte_range is not None:
@@ -732,6 +742,7 @@ def _jsonl_text_batches(
         for offset, raw in _iter_lines(fh, start, src.path):
             line_no += 1
             if offset >= limit:
+                line_no -= 1  # that line belongs to the next range
                 break
             if not raw or raw.isspace():
                 continue
@@ -754,6 +765,8 @@ def _jsonl_text_batches(
                 batch = _LineBatch(src, ranged, count)
         if batch.texts:
             yield batch.done()
+        if line_count is not None:
+            line_count.append(line_no)
     except OSError as exc:
         raise InputError(src.path, f"cannot read file: {exc.strerror or exc}") from None
     finally:
@@ -802,7 +815,8 @@ class _LineBatch:
         return self.built[d]
 
     def done(self) -> TextBatch:
-        return TextBatch(self.texts, self.offsets, -1 if self.ranged else self.first, self.record)
+        first = -1 if self.ranged else self.first
+        return TextBatch(self.texts, self.offsets, first, self.record, self.lines)
 
 
 def _sources(
