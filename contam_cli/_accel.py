@@ -1,4 +1,4 @@
-"""Optional compiled kernels (numba, extra ``fast``) for the three hot loops of a scan.
+"""Optional compiled kernels (numba, extra ``fast``) for the hot loops of a scan and of the index.
 
 Each kernel computes exactly what the numpy code in :mod:`contam_cli.ngrams` and
 :mod:`contam_cli.index` computes, in one pass instead of several; tests hold both paths to the
@@ -30,6 +30,11 @@ def _build() -> ModuleType | None:
         import numba  # noqa: F401
     except ImportError:
         return None
-    from contam_cli import _kernels
+    from contam_cli import _index_kernels, _kernels
 
-    return _kernels
+    merged = ModuleType("contam_cli.kernels", "The compiled kernels, tokenizer's and index's.")
+    for module in (_kernels, _index_kernels):
+        merged.__dict__.update(
+            (k, v) for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+        )
+    return merged

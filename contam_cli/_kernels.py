@@ -182,33 +182,3 @@ def ngrams(t, doc, n):  # noqa: ANN001, ANN201
         if k + n < total:
             s = (s - t[k]) * QI + t[k + n] * top
     return grams[:c], where[:c]
-
-
-@njit(cache=True, nogil=True)
-def lookup(hashes, bits, shift, grams, directory, dir_shift):  # noqa: ANN001, ANN201
-    """Positions in `hashes` that are in sorted `grams`, and their gram index.
-
-    A bitset over the top bits rejects almost every hash; the rest go to the bucket of sorted
-    `grams` that `directory` (bucket start per top-`dir_shift` prefix) points at, a few entries
-    long, instead of a binary search over all of them.
-    """
-    n = hashes.shape[0]
-    pos = np.empty(n, np.int64)
-    idx = np.empty(n, np.int64)
-    c = 0
-    sh = _U(shift)
-    dsh = _U(dir_shift)
-    for i in range(n):
-        h = hashes[i]
-        top = h >> sh
-        if (bits[top >> _U(3)] >> (top & _U(7))) & np.uint8(1):
-            b = np.int64(h >> dsh)
-            for j in range(directory[b], directory[b + 1]):
-                g = grams[j]
-                if g >= h:
-                    if g == h:
-                        pos[c] = i
-                        idx[c] = j
-                        c += 1
-                    break
-    return pos[:c], idx[:c]

@@ -304,8 +304,7 @@ def match_index(
 
 def _chained_runs(index: EvalIndex, acc: Accumulator, k: int, found: np.ndarray) -> None:
     """Longest streak of consecutive matched n-grams per example (may span documents)."""
-    cnt = index.occ_ptr[found + 1] - index.occ_ptr[found]
-    j = np.repeat(index.occ_ptr[found] - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+    j = index.occurrences(found)
     e, i = index.occ_ex[j].astype(np.int64), index.occ_pos[j].astype(np.int64)
     if len(e) == 0:
         return

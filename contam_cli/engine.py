@@ -3,14 +3,15 @@
 Each chunk (about ``chunk_bytes`` of whole documents from one source) goes through:
 
 1. token and n-gram hashes for the whole chunk (:class:`~contam_cli.ngrams.Tokenizer`);
-2. membership against the eval index (bitset prefilter, then exact binary search);
+2. membership against the eval index (Bloom filter, then the exact search in one bucket);
 3. every hit joined to every (example, position) where that n-gram occurs in the eval set;
 4. exact runs: a hit at (example position i, document position c) continues a hit at
    (i - 1, c - 1) in the same document, so runs are maximal segments of consecutive i on one
    diagonal ``c - i`` of one document -- a verbatim copy, never chained across documents;
 5. the longest run per example is offered to the :class:`Accumulator`, which keeps the best per
    (source, example) with a deterministic tie-break (earliest document, earliest position) and
-   takes the evidence text from the document while it is still in memory.
+   takes the evidence text from the document while it is still in memory (its character
+   offsets come from the word spans the tokenizer found, see ``_RunOffsets``).
 
 Documents never span chunks, so chunking cannot change results; accumulators merge in any order,
 so shards can run in any process.
@@ -26,8 +27,13 @@ import numpy as np
 
 from contam_cli.index import EvalIndex
 from contam_cli.model import Record
-from contam_cli.ngrams import Tokenizer
-from contam_cli.text import token_range
+from contam_cli.ngrams import Tokenizer, WordLayout
+from contam_cli.text import (
+    DEFAULT_NORM,
+    NormConfig,
+    token_range,
+    word_token_edge,
+)
 
 __all__ = ["Evidence", "Accumulator", "DocBatch", "match_chunk", "iter_batches", "make_evidence"]
 
@@ -107,6 +113,10 @@ class ChunkRuns:
     doc: np.ndarray
     doc_pos: np.ndarray
     eval_pos: np.ndarray
+    words: WordLayout | None = None
+    """The chunk's words, when evidence offsets can come from them (see :class:`_RunOffsets`)."""
+    doc_first: np.ndarray | None = None
+    """With `words`: each document's first token in the chunk's token stream."""
 
 
 @dataclass
@@ -133,7 +143,10 @@ def match_chunk(
     doc = stream.doc[k]
     pos = k - doc_first[doc]
     hits = ChunkHits(uidx, doc, pos)
-    return hits, best_runs(index, uidx, doc, pos)
+    runs = best_runs(index, uidx, doc, pos)
+    if stream.words is not None:
+        runs.words, runs.doc_first = stream.words, doc_first
+    return hits, runs
 
 
 def best_runs(index: EvalIndex, uidx: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> ChunkRuns:
@@ -199,9 +212,9 @@ class Accumulator:
             return
         hits, runs = found
         self.matched[batch.source, hits.grams] = True
-        self._offer(batch, runs)
+        self._offer(batch, runs, tk.norm)
 
-    def _offer(self, batch: DocBatch, runs: ChunkRuns) -> None:
+    def _offer(self, batch: DocBatch, runs: ChunkRuns, norm: NormConfig) -> None:
         s = batch.source
         order = batch.order[runs.doc]
         cur_len, cur_ord, cur_pos = (
@@ -213,18 +226,25 @@ class Accumulator:
             (runs.length == cur_len)
             & ((order < cur_ord) | ((order == cur_ord) & (runs.doc_pos < cur_pos)))
         )
-        for k in np.flatnonzero(better).tolist():
+        picks = np.flatnonzero(better)
+        offsets = None
+        if runs.words is not None and len(picks):
+            offsets = _RunOffsets(runs, picks, batch.raw, norm)
+        for j, k in enumerate(picks.tolist()):
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
             self.best_order[s, e] = order[k]
             self.best_pos[s, e] = runs.doc_pos[k]
+            rec = batch.record(d)
             ev = make_evidence(
-                batch.record(d),
+                rec,
                 self.source_names[s],
                 int(runs.doc_pos[k]),
                 int(runs.eval_pos[k]),
                 int(runs.length[k]),
                 self.redact,
+                span=offsets.char_range(j, rec.text) if offsets is not None else None,
+                norm=norm,
             )
             if batch.range_lines is not None:
                 key, lines = batch.range_lines
@@ -267,13 +287,89 @@ class Accumulator:
         """Matched distinct n-grams per (source, example), shape (S, E)."""
         out = np.zeros((self.n_sources, self.n_examples), dtype=np.int64)
         for s in range(self.n_sources):
-            out[s] = _segment_sums(self.matched[s][index.ex_gram], index.ex_ptr)
+            out[s] = index.distinct_per_example(self.matched[s])
         return out
 
     def matched_any(self, index: EvalIndex) -> np.ndarray:
         """Matched distinct n-grams per example over all sources."""
-        any_source = np.asarray(self.matched.any(axis=0))
-        return _segment_sums(any_source[index.ex_gram], index.ex_ptr)
+        return index.distinct_per_example(np.asarray(self.matched.any(axis=0)))
+
+
+class _RunOffsets:
+    """Character offsets of runs in their documents, from the words the tokenizer found.
+
+    Equal to ``token_range(text, pos, pos + length - 1)`` for each run, without tokenizing the
+    document again: a run's first and last tokens are located among the chunk's words
+    (:meth:`WordLayout.locate`); an ASCII word is its own token, so its byte span is the
+    token's, and only a boundary word holding non-ASCII bytes is looked at character by
+    character (:func:`word_token_edge`, the rule token_range applies to one word). Byte
+    offsets become character offsets by decoding the document's bytes up to them.
+    """
+
+    def __init__(
+        self, runs: ChunkRuns, picks: np.ndarray, raw: list[bytes], norm: NormConfig
+    ) -> None:
+        """Offsets for runs ``picks`` (indices into `runs`) of the chunk of documents `raw`,
+        tokenized under `norm`."""
+        words = runs.words
+        assert words is not None and runs.doc_first is not None
+        self.words = words
+        self.norm = norm
+        self.raw = raw
+        doc = runs.doc[picks]
+        first = runs.doc_first[doc] + runs.doc_pos[picks]
+        last = first + runs.length[picks] - 1
+        word, inner, count = words.locate(np.concatenate([first, last]))
+        n_special = len(words.special)
+        if n_special:
+            at = np.minimum(np.searchsorted(words.special, word), n_special - 1)
+            special = words.special[at] == word
+        else:
+            special = np.zeros(len(word), dtype=bool)
+        base = words.doc_starts[doc]
+        m = len(picks)
+        self.doc = doc.tolist()
+        self.base = base.tolist()
+        # Per side (0: the run's first token, 1: its last): the token's word, as byte offsets
+        # in the document, the token's index in the word, the word's token count, and whether
+        # the word holds non-ASCII bytes.
+        start = words.starts[word] - np.concatenate([base, base])
+        end = words.ends[word] - np.concatenate([base, base])
+        self.start = (start[:m].tolist(), start[m:].tolist())
+        self.end = (end[:m].tolist(), end[m:].tolist())
+        self.inner = (inner[:m].tolist(), inner[m:].tolist())
+        self.count = (count[:m].tolist(), count[m:].tolist())
+        self.special = (special[:m].tolist(), special[m:].tolist())
+
+    def char_range(self, j: int, text: str) -> tuple[int, int] | None:
+        """``(char_start, char_end)`` of picked run `j` in its document's `text`, or None when
+        only :func:`token_range` can say (the text is not the one that was tokenized)."""
+        raw = self.raw[self.doc[j]]
+        # NOTE: the record is built apart from the bytes that were tokenized; offsets into one
+        # only hold for the other when they are the same text (an encode and a compare: a few
+        # microseconds, against the hundreds token_range takes).
+        if text.encode("utf-8", "surrogatepass") != raw:
+            return None
+        if raw.isascii():  # every word is ASCII and every byte a character
+            return self.start[0][j], self.end[1][j]
+        out = []
+        done = chars = 0  # `chars` characters in the first `done` bytes
+        for side in (0, 1):
+            a, b = self.start[side][j], self.end[side][j]
+            chars += len(_chars(raw, done, a))
+            done = a
+            if not self.special[side][j]:  # an ASCII word: the token is the whole word
+                out.append(chars if side == 0 else chars + b - a)
+                continue
+            word = _chars(raw, a, b)
+            inner, count = self.inner[side][j], self.count[side][j]
+            out.append(chars + word_token_edge(word, inner, count, side, self.norm))
+        return out[0], out[1]
+
+
+def _chars(raw: bytes, a: int, b: int) -> str:
+    """Bytes ``[a, b)`` of a document's UTF-8 `raw` (on character boundaries), as text."""
+    return raw[a:b].decode("utf-8", "surrogatepass")
 
 
 def make_evidence(
@@ -283,12 +379,18 @@ def make_evidence(
     eval_pos: int,
     length: int,
     redact: bool,
+    span: tuple[int, int] | None = None,
+    norm: NormConfig = DEFAULT_NORM,
 ) -> Evidence:
     """Evidence for a run of `length` tokens at token `pos` of document `rec` (None: the
-    document could not be read again, so there are no offsets and no text)."""
+    document could not be read again, so there are no offsets and no text).
+
+    `span`: the run's character offsets in ``rec.text`` when the caller already knows them
+    (they must equal what :func:`~contam_cli.text.token_range` gives); None: computed here.
+    """
     if rec is None:
         return Evidence(source, None, None, None, None, None, -1, -1, pos, eval_pos, length, None)
-    a, b = token_range(rec.text, pos, pos + length - 1)
+    a, b = span if span is not None else token_range(rec.text, pos, pos + length - 1, norm)
     loc = rec.locator
     line = loc.line
     if line is not None and _is_text_file(loc.path):
@@ -314,11 +416,6 @@ def _is_text_file(path: str) -> bool:
     for ext in (".gz", ".bz2", ".xz", ".zst"):
         stem = stem.removesuffix(ext)
     return stem.endswith(".txt")
-
-
-def _segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    cs = np.concatenate(([0], np.cumsum(values, dtype=np.int64)))
-    return cs[ptr[1:]] - cs[ptr[:-1]]
 
 
 ProgressFn = Callable[[int], None]

@@ -7,16 +7,19 @@ Layout (all numpy, CSR style):
 
 * ``grams``   sorted distinct n-gram hashes (uint64, length M);
 * ``occ_ptr`` / ``occ_ex`` / ``occ_pos``: gram ``u`` occurs in example ``occ_ex[j]`` at token
-  position ``occ_pos[j]`` for ``j`` in ``occ_ptr[u]:occ_ptr[u+1]``;
-* ``ex_ptr`` / ``ex_gram``: example ``e``'s distinct grams are ``ex_gram[ex_ptr[e]:ex_ptr[e+1]]``;
-* a packed bitset over the top bits of every gram, a cache-resident prefilter that rejects almost
-  every corpus n-gram before the exact binary search.
+  position ``occ_pos[j]`` for ``j`` in ``occ_ptr[u]:occ_ptr[u+1]``, in (example, position) order;
+  ``occ_first[j]`` marks the first occurrence of each (gram, example) pair;
+* a blocked Bloom filter over every gram, a prefilter that rejects almost every corpus n-gram
+  with one memory access, and a radix directory into ``grams`` for the exact test.
+
+Built with the compiled kernels, the sort is a counting sort by top bits straight from the
+per-batch arrays, so the build needs about twice the final arrays' memory at its peak.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +45,14 @@ class EvalIndex:
     occ_ptr: np.ndarray
     occ_ex: np.ndarray
     occ_pos: np.ndarray
-    ex_ptr: np.ndarray
-    ex_gram: np.ndarray
-    bits: np.ndarray
-    """Packed prefilter bitset (uint8) over the top `bits_log2` bits of each gram."""
-    bits_log2: int
+    occ_first: np.ndarray
+    """Per occurrence: whether it is the first of its (gram, example) pair (occurrences of a gram
+    are in example order), so that distinct n-grams per example are counted once."""
+    total_ngrams: np.ndarray
+    """int64 distinct n-grams of each example (0 for unscorable examples)."""
+    words: np.ndarray
+    """Blocked Bloom filter (uint64 words, two bits per gram) over the grams."""
+    words_log2: int
     digests: list[bytes]
     """Per example, a digest of its normalized tokens (for content fingerprints)."""
     directory: np.ndarray
@@ -58,13 +64,20 @@ class EvalIndex:
         return len(self.n_tokens)
 
     @property
-    def total_ngrams(self) -> np.ndarray:
-        """Distinct n-grams per example (0 for unscorable examples)."""
-        return np.diff(self.ex_ptr)
-
-    @property
     def scorable(self) -> np.ndarray:
         return self.n_tokens >= self.n
+
+    def occurrences(self, uidx: np.ndarray) -> np.ndarray:
+        """Indices into the ``occ_*`` arrays of every occurrence of grams `uidx`, gram by gram."""
+        lo = self.occ_ptr[uidx].astype(np.int64)
+        cnt = self.occ_ptr[uidx + 1] - lo
+        return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+
+    def distinct_per_example(self, gram_mask: np.ndarray) -> np.ndarray:
+        """Per example, how many of its distinct grams are set in `gram_mask` (bool per gram)."""
+        j = self.occurrences(np.flatnonzero(gram_mask))
+        j = j[self.occ_first[j]]
+        return np.bincount(self.occ_ex[j], minlength=self.n_examples).astype(np.int64)
 
     def lookup(self, hashes: np.ndarray, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Positions in `hashes` that are eval n-grams, and the index into `grams` of each.
@@ -77,15 +90,13 @@ class EvalIndex:
         if kernels is not None:
             return kernels.lookup(
                 hashes,
-                self.bits,
-                64 - self.bits_log2,
+                self.words,
+                64 - self.words_log2,
                 self.grams,
                 self.directory,
                 64 - self.dir_log2,
             )
-        top = hashes >> np.uint64(64 - self.bits_log2)
-        maybe = (self.bits[top >> np.uint64(3)] >> (top & np.uint64(7)).astype(np.uint8)) & 1
-        cand = np.flatnonzero(maybe)
+        cand = np.flatnonzero(_bloom_test(self.words, self.words_log2, hashes))
         found = np.searchsorted(self.grams, hashes[cand])
         found[found == len(self.grams)] = 0
         exact = self.grams[found] == hashes[cand]
@@ -93,39 +104,130 @@ class EvalIndex:
 
 
 def build_eval_index(
-    texts: Sequence[str],
+    texts: Iterable[str],
     n: int,
     norm: NormConfig = DEFAULT_NORM,
     tokenizer: Tokenizer | None = None,
 ) -> EvalIndex:
-    """Index the n-grams of every text in `texts` (example ``e`` is ``texts[e]``)."""
+    """Index the n-grams of every text in `texts` (example ``e`` is the ``e``-th text).
+
+    `texts` is consumed once, a batch at a time: only the n-gram hashes are kept, so a generator
+    can feed it without the eval texts ever being in memory together.
+    """
     if n < 1:
         raise ValueError("n must be >= 1")
     tk = tokenizer or Tokenizer(norm)
-    n_tokens, gram_parts, ex_parts, pos_parts = [], [], [], []
+    n_tokens: list[np.ndarray] = []
+    parts: Parts = []
     digests: list[bytes] = []
-    for first, batch in _batches(texts):
+    first = 0
+    for batch in _batches(texts):
         stream = tk.tokens(batch)
         counts = np.bincount(stream.doc, minlength=len(batch))
         n_tokens.append(counts)
         digests.extend(_digests(stream.hashes, counts))
-        grams, win = tk.ngrams(stream, n)
-        doc = stream.doc[win]
-        doc_first = np.cumsum(counts) - counts
-        gram_parts.append(grams)
-        ex_parts.append((doc + first).astype(np.int32))
-        pos_parts.append((win - doc_first[doc]).astype(np.int32))
-    grams = _cat(gram_parts, np.uint64)
-    del gram_parts
-    ex = _cat(ex_parts, np.int32)
-    del ex_parts
-    pos = _cat(pos_parts, np.int32)
-    del pos_parts
-    # NOTE: handed over in a list that _assemble empties, so that no caller variable keeps the
-    # unsorted arrays alive while their sorted copies are built.
-    arrays = [grams, ex, pos]
-    del grams, ex, pos
-    return _assemble(n, norm, _cat(n_tokens, np.int64), arrays, digests)
+        grams, _ = tk.ngrams(stream, n)
+        # NOTE: every window inside a document is an n-gram, in order: a document of t tokens
+        # has n-grams at positions 0 .. t-n, so (example, position) need not be stored.
+        per_doc = np.maximum(counts - (n - 1), 0)
+        parts.append((grams, per_doc, first))
+        first += len(batch)
+    n_tok = _cat(n_tokens, np.int64)
+    # NOTE: `parts` is handed over and emptied as it is used, so that no caller variable keeps
+    # the unsorted arrays alive while the sorted ones are built.
+    total = np.zeros(len(n_tok), dtype=np.int64)
+    if tk.kernels is not None:
+        grams, ex, pos, ptr, occ_first = _sort_compiled(parts, tk.kernels, total)
+    else:
+        grams, ex, pos, ptr, occ_first = _sort_numpy(parts, total)
+    words_log2 = _bloom_log2(len(grams))
+    return EvalIndex(
+        n=n,
+        norm=norm,
+        n_tokens=n_tok,
+        grams=grams,
+        occ_ptr=ptr,
+        occ_ex=ex,
+        occ_pos=pos,
+        occ_first=occ_first,
+        total_ngrams=total,
+        words=_bloom(grams, words_log2, tk.kernels),
+        words_log2=words_log2,
+        digests=digests,
+        **_directory(grams, tk.kernels),
+    )
+
+
+Parts = list[tuple[np.ndarray, np.ndarray, int]]
+"""Per batch: its n-gram hashes, the count per document, and the batch's first example."""
+Sorted = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _sort_numpy(parts: Parts, total: np.ndarray) -> Sorted:
+    """(distinct grams, occ_ex, occ_pos, occ_ptr, occ_first), occurrences in (gram, example,
+    position) order (the parts come in example order and the sort is stable); adds each
+    example's distinct grams to `total`."""
+    grams = _cat([g for g, _, _ in parts], np.uint64)
+    per_doc = _cat([c for _, c, _ in parts], np.int64)
+    parts.clear()
+    ex = np.repeat(np.arange(len(per_doc), dtype=np.int32), per_doc)
+    pos = (np.arange(len(grams)) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)).astype(
+        np.int32
+    )
+    order = np.argsort(grams, kind="stable")
+    grams.sort()  # NOTE: in place, equal to grams[order] without a second copy
+    ex = ex[order]
+    pos = pos[order]
+    del order
+    new = np.empty(len(grams), dtype=bool)
+    new[:1] = True
+    np.not_equal(grams[1:], grams[:-1], out=new[1:])
+    occ_first = new.copy()
+    occ_first[1:] |= ex[1:] != ex[:-1]
+    total += np.bincount(ex[occ_first], minlength=len(total))
+    starts = np.flatnonzero(new)
+    uniq = grams[starts]
+    ptr: np.ndarray = np.append(starts, len(grams)).astype(_ptr_dtype(len(grams)))
+    return uniq, ex, pos, ptr, occ_first
+
+
+def _sort_compiled(parts: Parts, k: Any, total: np.ndarray) -> Sorted:
+    """What :func:`_sort_numpy` returns, by a counting sort on the top bits (one scatter of
+    every part into its bucket, freeing the part) and a stable sort inside each small bucket:
+    no argsort, no permutation arrays, no sorted copies."""
+    size = sum(len(g) for g, _, _ in parts)
+    log2 = int(min(26, max(4, np.ceil(np.log2(max(1, size) / 4)))))
+    shift = 64 - log2
+    idx = _ptr_dtype(size)
+    counts: np.ndarray = np.zeros(1 << log2, dtype=idx)
+    for g, _, _ in parts:
+        k.bucket_counts(g, shift, counts)
+    bounds: np.ndarray = np.zeros(len(counts) + 1, dtype=idx)
+    np.cumsum(counts, out=bounds[1:])
+    del counts
+    fill = bounds[:-1].copy()
+    grams = np.empty(size, dtype=np.uint64)
+    ex = np.empty(size, dtype=np.int32)
+    pos = np.empty(size, dtype=np.int32)
+    while parts:
+        g, per_doc, first = parts.pop(0)
+        k.bucket_scatter(g, per_doc, first, shift, fill, grams, ex, pos)
+        del g, per_doc
+    del fill
+    k.sort_buckets(bounds, grams, ex, pos)
+    del bounds
+    ptr: np.ndarray = np.empty(size + 1, dtype=idx)
+    occ_first = np.empty(size, dtype=bool)
+    m = int(k.dedup(grams, ex, ptr, occ_first, total))
+    # NOTE: eval n-grams are nearly all distinct, so views of the compacted arrays waste little;
+    # copy only when duplicates freed a good share.
+    if m < 0.75 * size:
+        return grams[:m].copy(), ex, pos, ptr[: m + 1].copy(), occ_first
+    return grams[:m], ex, pos, ptr[: m + 1], occ_first
+
+
+def _ptr_dtype(total: int) -> type:
+    return np.int32 if total < 2**31 else np.int64
 
 
 def _digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:
@@ -138,113 +240,71 @@ def _digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:
     ]
 
 
-def _batches(texts: Sequence[str]) -> list[tuple[int, list[str]]]:
-    out: list[tuple[int, list[str]]] = []
+def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
+    """`texts` in lists of about _BATCH_BYTES of text (at least one list, maybe empty)."""
     batch: list[str] = []
-    first = size = 0
-    for i, t in enumerate(texts):
+    size = 0
+    empty = True
+    for t in texts:
         batch.append(t)
         size += len(t)
         if size >= _BATCH_BYTES:
-            out.append((first, batch))
-            batch, first, size = [], i + 1, 0
-    if batch or not out:
-        out.append((first, batch))
-    return out
+            yield batch
+            batch, size, empty = [], 0, False
+    if batch or empty:
+        yield batch
 
 
 def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-def _assemble(
-    n: int,
-    norm: NormConfig,
-    n_tokens: np.ndarray,
-    arrays: list[np.ndarray],
-    digests: list[bytes],
-) -> EvalIndex:
-    # NOTE: memory matters here (8M n-grams for 100k examples): 32-bit example/position arrays,
-    # every temporary released as soon as it is used. The order of a gram's occurrences does not
-    # matter (runs are found by sorting later), and sorted arrays need no hashing to find
-    # distinct values.
-    grams, ex, pos = arrays
-    arrays.clear()
-    order = np.argsort(grams)
-    grams = grams[order]
-    ex = ex[order]
-    pos = pos[order]
-    del order
-    new = np.empty(len(grams), dtype=bool)
-    new[:1] = True
-    np.not_equal(grams[1:], grams[:-1], out=new[1:])
-    first = np.flatnonzero(new)
-    uniq = grams[first]
-    del grams
-    inverse = np.cumsum(new, dtype=np.int32)
-    inverse -= 1
-    del new
-    occ_ptr = np.append(first, len(ex)).astype(np.int32)
-    del first
-    # Distinct (example, gram) pairs, grouped by example.
-    m = max(1, len(uniq))
-    pair = ex.astype(np.int64)
-    pair *= m
-    pair += inverse
-    del inverse
-    pair.sort()
-    keep = np.empty(len(pair), dtype=bool)
-    keep[:1] = True
-    np.not_equal(pair[1:], pair[:-1], out=keep[1:])
-    pair = pair[keep]
-    del keep
-    # Example e's keys lie in [e*m, (e+1)*m): its slice starts where e*m would go.
-    ex_ptr = np.searchsorted(pair, np.arange(len(n_tokens) + 1, dtype=np.int64) * m)
-    np.remainder(pair, m, out=pair)
-    ex_gram = pair.astype(np.int32)
-    del pair
-    # About 16 bits per gram: ~6% of corpus n-grams pass the prefilter by chance.
-    bits_log2 = int(min(30, max(20, np.ceil(np.log2(m * 16)))))
-    return EvalIndex(
-        n=n,
-        norm=norm,
-        n_tokens=n_tokens,
-        grams=uniq,
-        occ_ptr=occ_ptr,
-        occ_ex=ex,
-        occ_pos=pos,
-        ex_ptr=ex_ptr,
-        ex_gram=ex_gram,
-        bits=_bitset(uniq, bits_log2),
-        bits_log2=bits_log2,
-        digests=digests,
-        **_directory(uniq),
-    )
-
-
-def _directory(sorted_grams: np.ndarray) -> dict[str, Any]:
+def _directory(sorted_grams: np.ndarray, kernels: Any = None) -> dict[str, Any]:
     """A radix directory over sorted grams: about four grams per bucket."""
     dir_log2 = int(min(26, max(4, np.ceil(np.log2(max(1, len(sorted_grams)) / 4)))))
-    counts = np.bincount(
-        (sorted_grams >> np.uint64(64 - dir_log2)).astype(np.int64), minlength=1 << dir_log2
-    )
-    directory = np.zeros(
-        (1 << dir_log2) + 1, dtype=np.int32 if len(sorted_grams) < 2**31 else np.int64
-    )
-    np.cumsum(counts, out=directory[1:])
+    directory: np.ndarray = np.zeros((1 << dir_log2) + 1, dtype=_ptr_dtype(len(sorted_grams)))
+    if kernels is not None:
+        kernels.directory_fill(sorted_grams, 64 - dir_log2, directory)
+    else:
+        top = (sorted_grams >> np.uint64(64 - dir_log2)).astype(np.int64)
+        directory[:] = np.searchsorted(top, np.arange(len(directory)))
     return {"directory": directory, "dir_log2": dir_log2}
 
 
-def _bitset(sorted_grams: np.ndarray, bits_log2: int) -> np.ndarray:
-    """A packed bitset with the top `bits_log2` bits of every gram set."""
-    bits = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
+# -- the prefilter ------------------------------------------------------------------------------
+# A blocked Bloom filter: the top bits of a gram pick one 64-bit word, its lowest 12 bits pick two
+# bits in it. At 16 bits per gram about 2% of other hashes pass (a one-bit-per-gram bitset of
+# the same size passes 6%), and a probe still touches one cache line.
+
+_LOW6 = np.uint64(63)
+_SIX = np.uint64(6)
+
+
+def _bloom_log2(m: int) -> int:
+    """log2 of the number of 64-bit words: about 16 bits per gram, at least 2**14 words."""
+    return int(min(32, max(14, np.ceil(np.log2(max(1, m) * 16 / 64)))))
+
+
+def _bloom_masks(hashes: np.ndarray) -> np.ndarray:
+    one = np.uint64(1)
+    return np.left_shift(one, hashes & _LOW6) | np.left_shift(one, (hashes >> _SIX) & _LOW6)
+
+
+def _bloom(sorted_grams: np.ndarray, log2: int, kernels: Any = None) -> np.ndarray:
+    words = np.zeros(1 << log2, dtype=np.uint64)
     if len(sorted_grams) == 0:
-        return bits
-    top = sorted_grams >> np.uint64(64 - bits_log2)
-    mask = np.left_shift(1, (top & np.uint64(7)).astype(np.uint8)).astype(np.uint8)
-    top >>= np.uint64(3)
-    byte = top.astype(np.int32)
-    del top
-    starts = np.flatnonzero(np.r_[True, byte[1:] != byte[:-1]])
-    bits[byte[starts]] = np.bitwise_or.reduceat(mask, starts)
-    return bits
+        return words
+    shift = 64 - log2
+    if kernels is not None:
+        kernels.bloom_fill(sorted_grams, shift, words)
+        return words
+    for a in range(0, len(sorted_grams), 1 << 22):  # bounded temporaries
+        g = sorted_grams[a : a + (1 << 22)]
+        np.bitwise_or.at(words, (g >> np.uint64(shift)).astype(np.int64), _bloom_masks(g))
+    return words
+
+
+def _bloom_test(words: np.ndarray, log2: int, hashes: np.ndarray) -> np.ndarray:
+    """Whether each hash may be in the filter (no false negatives)."""
+    mask = _bloom_masks(hashes)
+    return (words[(hashes >> np.uint64(64 - log2)).astype(np.int64)] & mask) == mask

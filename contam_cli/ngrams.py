@@ -21,7 +21,7 @@ token hashes are cached by the word's bytes, so Python only sees words it has ne
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ __all__ = [
     "HASH_NAME",
     "TokenStream",
     "Tokenizer",
+    "WordLayout",
     "token_hash",
     "ngram_hash",
     "ngram_hashes",
@@ -121,6 +122,58 @@ def _power_table(mult: int, size: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
+class WordLayout:
+    """Where a chunk's tokens come from: the chunk's words and how many tokens each one gave.
+
+    A word is a maximal run of bytes that are not separators (see :class:`Tokenizer`) in the
+    buffer the chunk was tokenized from: one leading separator, then the documents joined by
+    one separator each. An ASCII word is exactly one token spanning the whole word; a word
+    holding non-ASCII bytes ("special") gives the tokens of :func:`~contam_cli.text.tokenize`
+    on its text, which can be none, one or several, and need not cover the whole word.
+
+    Everything here is a by-product of tokenizing (no extra pass over the chunk); it is read
+    only when a run needs evidence offsets, see :meth:`locate`.
+    """
+
+    starts: np.ndarray
+    """int64 byte offset of each word in the chunk buffer."""
+    ends: np.ndarray
+    """int64 byte offset just past each word."""
+    doc_starts: np.ndarray
+    """int64 byte offset in the buffer where each document begins."""
+    special: np.ndarray
+    """Sorted int64 indices of the words holding non-ASCII bytes."""
+    multi: np.ndarray
+    """Sorted int64 indices of the words that did not give exactly one token (all special)."""
+    multi_counts: np.ndarray
+    """int64 token count of each word in `multi` (0 or >= 2)."""
+
+    def locate(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For chunk token indices `tokens`: each one's word, its index among the tokens of
+        that word, and that word's token count (all int64 arrays)."""
+        tokens = np.asarray(tokens, dtype=np.int64)
+        if len(self.multi) == 0:  # one token per word
+            ones = np.ones(len(tokens), dtype=np.int64)
+            return tokens.copy(), np.zeros(len(tokens), dtype=np.int64), ones
+        extra = self.multi_counts - 1
+        after = np.cumsum(extra)  # tokens gained (or lost) up to and including multi word j
+        first = self.multi + (after - extra)  # index of multi word j's first token
+        # NOTE: several multi words can share a first token (a word without tokens, then the
+        # next one); the last of them is the one that can hold the token.
+        j = np.searchsorted(first, tokens, side="right") - 1
+        jj = np.maximum(j, 0)
+        shift = np.where(j >= 0, after[jj], 0)
+        inner = tokens - first[jj]
+        inside = (j >= 0) & (inner < self.multi_counts[jj])
+        word = np.where(inside, self.multi[jj], tokens - shift)
+        return (
+            word,
+            np.where(inside, inner, 0),
+            np.where(inside, self.multi_counts[jj], 1),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class TokenStream:
     """Token hashes of a chunk of documents, with the document and byte offset of each token."""
 
@@ -128,6 +181,8 @@ class TokenStream:
     """uint64 token hashes, in text order."""
     doc: np.ndarray
     """int64 index (into the chunk's documents) of each token's document."""
+    words: WordLayout | None = None
+    """The words each token comes from (set by :meth:`Tokenizer.tokens`), for evidence offsets."""
 
 
 _PAD = b"\n" * 9  # trailing separators: every 8-byte load of a token stays inside the buffer
@@ -317,6 +372,7 @@ class Tokenizer:
         self._singles = _SingleTokenMap(cache_limit)
         self._cache_limit = cache_limit
         self._empty = np.zeros(0, dtype=_U64)
+        self._no_words = np.zeros(0, dtype=np.int64)  # an empty list of word indices
 
     @property
     def kernels(self) -> Any:
@@ -356,20 +412,18 @@ class Tokenizer:
             counts = np.diff(first_word, append=len(starts))
             run_doc = np.repeat(np.arange(len(doc_starts), dtype=np.int64), counts)
             special = None if ascii_only else _special_words(arr, starts)
+        none = self._no_words
         if special is None or len(special) == 0:
-            return TokenStream(hashes, run_doc)
-        return self._with_nonascii(arr, starts, ends, hashes, run_doc, special)
+            layout = WordLayout(starts, ends, doc_starts, none, none, none)
+            return TokenStream(hashes, run_doc, layout)
+        layout = WordLayout(starts, ends, doc_starts, special, none, none)
+        return self._with_nonascii(arr, layout, hashes, run_doc)
 
     def _with_nonascii(
-        self,
-        arr: np.ndarray,
-        starts: np.ndarray,
-        ends: np.ndarray,
-        hashes: np.ndarray,
-        run_doc: np.ndarray,
-        special: np.ndarray,
+        self, arr: np.ndarray, layout: WordLayout, hashes: np.ndarray, run_doc: np.ndarray
     ) -> TokenStream:
         """Replace the hashes of words holding non-ASCII bytes by their normalized tokens'."""
+        starts, ends, special = layout.starts, layout.ends, layout.special
         # Words seen before that normalize to one token: a vectorized lookup by raw-bytes hash.
         keys = hashes[special]
         known, values = self._singles.lookup(keys)
@@ -380,17 +434,20 @@ class Tokenizer:
         if (counts == 1).all():  # each remaining word is one token too
             if parts:
                 hashes[rest] = np.concatenate(parts)
-            return TokenStream(hashes, run_doc)
+            return TokenStream(hashes, run_doc, layout)
+        multi = counts != 1
+        layout = replace(layout, multi=rest[multi], multi_counts=counts[multi])
         cat = np.concatenate(parts)
         if self._k is not None:
-            return TokenStream(*self._k.expand(hashes, run_doc, rest, counts, cat))
+            out, out_doc = self._k.expand(hashes, run_doc, rest, counts, cat)
+            return TokenStream(out, out_doc, layout)
         per_word = np.ones(len(starts), dtype=np.int64)
         per_word[rest] = counts
         out = np.repeat(hashes, per_word)
         slots = np.repeat(np.cumsum(per_word)[rest] - counts, counts)
         slots += np.arange(len(slots)) - np.repeat(np.cumsum(counts) - counts, counts)
         out[slots] = cat
-        return TokenStream(out, np.repeat(run_doc, per_word))
+        return TokenStream(out, np.repeat(run_doc, per_word), layout)
 
     def _normalize_words(
         self,

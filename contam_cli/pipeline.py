@@ -23,15 +23,15 @@ from contam_cli.ngrams import HASH_NAME, Tokenizer
 from contam_cli.policy import FlagPolicy, zscores
 from contam_cli.records import (
     TextSpec,
+    iter_eval,
     iter_files,
     iter_text_batches,
-    read_eval,
     sha256_file,
 )
-from contam_cli.report import ExampleResult, Report, SourceResult, fingerprint
+from contam_cli.report import ExampleTable, Report, SourceResult, fingerprint, fingerprints
 from contam_cli.text import DEFAULT_NORM, NormConfig
 
-__all__ = ["scan", "Source", "ScanOptions", "resolve_sources", "load_eval"]
+__all__ = ["scan", "Source", "ScanOptions", "resolve_sources", "load_eval", "index_eval"]
 
 PathLike = Union[str, "os.PathLike[str]"]  # noqa: UP007 - a runtime alias, valid on 3.10
 EvalInput = Union[PathLike, Sequence[PathLike], Iterable[Union[str, Record]], Mapping[str, str]]  # noqa: UP007
@@ -111,13 +111,10 @@ def scan(
     policy = policy or FlagPolicy()
     if index is not None and corpus is not None:
         raise UsageError("give a corpus or an index, not both")
-    records, eval_inputs = load_eval(eval, opts)
     sources = resolve_sources(corpus, opts) if index is None else []
     opts = replace(opts, accel=_want_kernels(opts, sources))
     tk = Tokenizer(opts.norm, accel=opts.accel)
-    eval_index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
-    # The index and its digests hold all that is needed of the texts from here on.
-    records = [replace(r, text="") for r in records]
+    records, eval_inputs, eval_index = index_eval(eval, opts, tk)
     if index is not None:
         header = load_header(index)
         header.check(opts.n, opts.norm)
@@ -160,12 +157,41 @@ def _want_kernels(opts: ScanOptions, sources: list[Source]) -> bool:
 
 def load_eval(eval: EvalInput, opts: ScanOptions) -> tuple[list[Record], list[dict[str, Any]]]:
     """The eval records and a description of where they came from."""
+    records, describe = _eval_records(eval, opts)
+    listed = list(records)
+    return listed, describe(listed)
+
+
+def index_eval(
+    eval: EvalInput, opts: ScanOptions, tk: Tokenizer
+) -> tuple[list[Record], list[dict[str, Any]], EvalIndex]:
+    """:func:`load_eval` and the eval index in one pass over the records.
+
+    Each text is dropped once hashed: the records returned have empty texts (the index and its
+    digests hold all that is needed of them), so a large eval set is never in memory whole.
+    """
+    refs: list[Record] = []
+    records, describe = _eval_records(eval, opts)
+
+    def texts() -> Iterator[str]:
+        for r in records:
+            refs.append(Record(r.id, "", Locator(r.locator.path, r.locator.line)))
+            yield r.text
+
+    eval_index = build_eval_index(texts(), opts.n, opts.norm, tk)
+    return refs, describe(refs), eval_index
+
+
+def _eval_records(
+    eval: EvalInput, opts: ScanOptions
+) -> tuple[Iterable[Record], Callable[[list[Record]], list[dict[str, Any]]]]:
+    """The eval records (streamed from files), and how to describe them once all are read."""
     if isinstance(eval, (str, os.PathLike)) or (
         isinstance(eval, Sequence) and eval and all(isinstance(p, os.PathLike) for p in eval)
     ):
         paths = [eval] if isinstance(eval, (str, os.PathLike)) else list(eval)
-        records = read_eval(paths, opts.eval_spec, opts.include, opts.exclude)
-        return records, _describe_eval_files(paths, records, opts)
+        records = iter_eval(paths, opts.eval_spec, opts.include, opts.exclude)
+        return records, lambda seen: _describe_eval_files(paths, seen, opts)
     if isinstance(eval, Mapping):
         items: Iterable[str | Record] = [
             Record(str(k), v, Locator("<memory>", record=i))
@@ -173,8 +199,8 @@ def load_eval(eval: EvalInput, opts: ScanOptions) -> tuple[list[Record], list[di
         ]
     else:
         items = cast("Iterable[str | Record]", eval)
-    records = [_as_record(x, i, "<memory>") for i, x in enumerate(items)]
-    return records, [{"path": "<memory>", "sha256": None, "records": len(records)}]
+    in_memory = (_as_record(x, i, "<memory>") for i, x in enumerate(items))
+    return in_memory, lambda seen: [{"path": "<memory>", "sha256": None, "records": len(seen)}]
 
 
 def _describe_eval_files(
@@ -416,7 +442,7 @@ def describe_sources(
 
 
 def build_report(
-    records: list[Record],
+    records: Sequence[Record],
     index: EvalIndex,
     acc: Accumulator,
     policy: FlagPolicy,
@@ -425,13 +451,14 @@ def build_report(
     runs: str = "exact",
 ) -> Report:
     """Combine the accumulated matches with the flag policy into per-example results."""
+    n = len(index.n_tokens)
     total = index.total_ngrams
     scorable = index.scorable
     matched = acc.matched_any(index)
     with np.errstate(invalid="ignore", divide="ignore"):
         overlap = np.where(scorable, matched / np.maximum(total, 1), 0.0)
-    run = acc.best_len.max(axis=0) if len(acc.source_names) else np.zeros(len(records), np.int64)
-    z = np.zeros(len(records))
+    run = acc.best_len.max(axis=0) if len(acc.source_names) else np.zeros(n, np.int64)
+    z = np.zeros(n)
     z[scorable] = zscores(overlap[scorable])
     results = _example_results(records, index, acc, policy, matched, total, overlap, run, z)
     # "exact": runs are verbatim inside one document; "chained": consecutive matched n-grams,
@@ -445,11 +472,11 @@ def build_report(
         "corpus_documents": int(acc.documents.sum()),
         "corpus_text_bytes": int(acc.text_bytes.sum()),
     }
-    return Report(tuple(results), config, inputs, __version__, opts.redact, stats)
+    return Report(results, config, inputs, __version__, opts.redact, stats)
 
 
 def _example_results(
-    records: list[Record],
+    records: Sequence[Record],
     index: EvalIndex,
     acc: Accumulator,
     policy: FlagPolicy,
@@ -458,56 +485,120 @@ def _example_results(
     overlap: np.ndarray,
     run: np.ndarray,
     z: np.ndarray,
-) -> list[ExampleResult]:
-    """One ExampleResult per eval record (numpy values are read once, as lists: this runs for
-    every example of sets with hundreds of thousands)."""
+) -> ExampleTable:
+    """Every example's result, as an ExampleTable (columns, not one object per example).
+
+    Only the examples with a match in some source (usually few) get per-source results, a best
+    source and evidence, one by one; the flag rules run once per distinct (overlap, run, z) of
+    the others, which mostly share one.
+    """
     names = acc.source_names
-    has_run = acc.best_len.max(axis=0) > 0 if names else np.zeros(len(records), dtype=bool)
-    best = np.argmax(acc.best_len, axis=0) if names else np.zeros(len(records), dtype=np.int64)
-    cols = zip(
-        index.n_tokens.tolist(),
-        total.tolist(),
-        matched.tolist(),
-        overlap.tolist(),
-        run.tolist(),
-        z.tolist(),
-        index.scorable.tolist(),
-        has_run.tolist(),
-        best.tolist(),
-    )
-    per_src_m = acc.matched_counts(index).T.tolist()
-    per_src_run = acc.best_len.T.tolist()
-    results = []
-    for e, (rec, col) in enumerate(zip(records, cols)):
-        n_tok, tot, mat, ov, rn, ze, scorable, found, b = col
-        per_source = {
-            names[s]: SourceResult(m, m / tot, per_src_run[e][s])
-            for s, m in enumerate(per_src_m[e])
-            if m > 0
-        }
-        best_source = names[b] if found else None
-        reasons: tuple = ()
-        if scorable:
-            by_source = {k: (v.overlap_fraction, v.longest_run) for k, v in per_source.items()}
-            reasons = tuple(policy.reasons(overlap=ov, run=rn, z=ze, per_source=by_source))
-        results.append(
-            ExampleResult(
-                id=rec.id,
-                eval_path=rec.locator.path,
-                eval_line=rec.locator.line,
-                n_tokens=n_tok,
-                total_ngrams=tot,
-                matched_ngrams=mat,
-                overlap_fraction=ov if scorable else None,
-                longest_run=rn if scorable else None,
-                zscore=round(ze, 6) if scorable else None,
-                flagged=bool(reasons),
-                reasons=reasons,
-                best_source=best_source,
-                matched_sources=tuple(per_source),
-                per_source=per_source,
-                evidence=acc.evidence.get((b, e)) if found else None,
-                fingerprint=fingerprint(index.digests[e], best_source),
-            )
+    n = len(index.n_tokens)
+    ids = [r.id for r in records]
+    locators = [r.locator for r in records]
+    if len(ids) != n:
+        raise ValueError(f"{len(ids)} records for {n} indexed examples")
+    scorable = np.asarray(index.scorable, dtype=bool)
+    digests = index.digests
+    fps = fingerprints(digests)
+    detail = np.zeros(0, dtype=np.int64)
+    if names:
+        per_src_matched = acc.matched_counts(index)
+        detail = np.flatnonzero((per_src_matched > 0).any(axis=0) | (run > 0))
+        best = np.argmax(acc.best_len, axis=0)
+    reasons = {}
+    best_source = {}
+    per_source = {}
+    evidence = {}
+    if len(detail):
+        cols = zip(
+            detail.tolist(),
+            total[detail].tolist(),
+            overlap[detail].tolist(),
+            run[detail].tolist(),
+            z[detail].tolist(),
+            scorable[detail].tolist(),
+            best[detail].tolist(),
+            per_src_matched[:, detail].T.tolist(),
+            acc.best_len[:, detail].T.tolist(),
         )
-    return results
+        for e, tot, ov, rn, ze, scor, b, src_matched, src_run in cols:
+            ps = {
+                names[s]: SourceResult(m, m / tot, src_run[s])
+                for s, m in enumerate(src_matched)
+                if m > 0
+            }
+            per_source[e] = ps
+            if rn > 0:
+                best_source[e] = names[b]
+                fps[e] = fingerprint(digests[e], names[b])
+                ev = acc.evidence.get((b, e))
+                if ev is not None:
+                    evidence[e] = ev
+            if scor:
+                by_source = {k: (v.overlap_fraction, v.longest_run) for k, v in ps.items()}
+                reasons[e] = tuple(policy.reasons(overlap=ov, run=rn, z=ze, per_source=by_source))
+    plain = scorable.copy()
+    plain[detail] = False
+    for members, found in _plain_reasons(policy, np.flatnonzero(plain), overlap, run, z):
+        reasons.update(dict.fromkeys(members, found))
+    return ExampleTable(
+        ids=ids,
+        eval_paths=[loc.path for loc in locators],
+        eval_lines=[loc.line for loc in locators],
+        n_tokens=index.n_tokens,
+        total_ngrams=total,
+        matched_ngrams=matched,
+        scorable=scorable,
+        overlap=overlap,
+        longest_run=run,
+        zscore=_round6(z, scorable),
+        fingerprints=fps,
+        reasons=reasons,
+        best_source=best_source,
+        per_source=per_source,
+        evidence=evidence,
+    )
+
+
+def _plain_reasons(
+    policy: FlagPolicy, plain: np.ndarray, overlap: np.ndarray, run: np.ndarray, z: np.ndarray
+) -> Iterator[tuple[list[int], tuple[Any, ...]]]:
+    """For the scorable examples `plain`, which match in no source: groups of examples and the
+    reasons (when any) they share, from one policy call per distinct (overlap, run, z)."""
+    # NOTE: grouped by bit pattern, so each group's values are exactly those of its examples.
+    keys = (z[plain].view(np.int64), run[plain].astype(np.int64), overlap[plain].view(np.int64))
+    order, bounds = _groups(keys)
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        e = int(plain[order[lo]])
+        found = policy.reasons(
+            overlap=float(overlap[e]), run=int(run[e]), z=float(z[e]), per_source={}
+        )
+        if found:
+            yield plain[order[lo:hi]].tolist(), tuple(found)
+
+
+def _round6(z: np.ndarray, scorable: np.ndarray) -> np.ndarray:
+    """``round(z, 6)`` where scorable (Python's correctly rounded decimal rounding, which numpy's
+    does not match), computed once per distinct value."""
+    values = z[scorable]
+    order, bounds = _groups((values.view(np.int64),))
+    firsts = values[order[bounds[:-1]]].tolist()
+    rounded = np.array([round(v, 6) for v in firsts], dtype=np.float64)
+    grouped = np.empty(len(values))
+    grouped[order] = np.repeat(rounded, np.diff(bounds))
+    out = np.zeros(len(z))
+    out[scorable] = grouped
+    return out
+
+
+def _groups(keys: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with equal `keys` (parallel int arrays) as groups: ``order[bounds[g]:bounds[g+1]]``
+    are the rows of group g."""
+    order = np.lexsort(keys)
+    new = np.zeros(len(order), dtype=bool)
+    new[:1] = True
+    for k in keys:
+        sk = k[order]
+        new[1:] |= sk[1:] != sk[:-1]
+    return order, np.append(np.flatnonzero(new), len(order))

@@ -43,6 +43,7 @@ __all__ = [
     "iter_records",
     "open_binary",
     "read_eval",
+    "iter_eval",
     "sha256_file",
     "write_atomic",
 ]
@@ -481,23 +482,25 @@ def _line_records(
             return
         if not raw or raw.isspace():
             continue
-        start, stop, content = _line_span(offset, raw)
+        if offset and not raw.endswith(b"\r"):  # NOTE: hot path, _line_span inlined
+            start, stop, content = offset, offset + len(raw), raw
+        else:
+            start, stop, content = _line_span(offset, raw)
         line = None if ranged else line_no
         where = (path, line)
         locator = Locator(path, line, None if ranged else ordinal, (start, stop))
         ordinal += 1
-        position = f"@{start}" if ranged else str(line_no)
         if fmt == "txt":
-            yield src.make(_decode_line(content, where), where, position, locator)
-            continue
-        obj = _parse_line(content, where)
-        if fast and type(obj) is dict:  # NOTE: hot path: {"id": str, "text": str} with no spec.
-            text = obj.get("text")
-            found = obj.get("id")
-            if type(text) is str and type(found) is str:
-                yield Record(found, text, locator)
-                continue
-        yield src.make(obj, where, position, locator)
+            obj: object = _decode_line(content, where)
+        else:
+            obj = _parse_line(content, where)
+            if fast and type(obj) is dict:  # NOTE: hot path: {"id": str, "text": str}, no spec.
+                text = obj.get("text")
+                found = obj.get("id")
+                if type(text) is str and type(found) is str:
+                    yield Record(found, text, locator)
+                    continue
+        yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
 
 
 def _seek_line_start(fh: BinaryIO, start: int, path: str) -> int:
@@ -846,9 +849,18 @@ def read_eval(
     When more than one file is read, a record without an id gets ``"<file>:<line>"`` rather than
     the bare line number, so id-less files can be combined.
     """
+    return list(iter_eval(paths, spec, include, exclude))
+
+
+def iter_eval(
+    paths: Sequence[StrPath],
+    spec: TextSpec = TextSpec(),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Iterator[Record]:
+    """:func:`read_eval`, one record at a time (a duplicate id fails when it is reached)."""
     sources = _sources(paths, "eval", spec, include, exclude)
     qualify = len(sources) > 1
-    records: list[Record] = []
     seen: dict[str, Locator] = {}
     for src in sources:
         for record in _read_file(_Source(src.path, "eval", spec, src.name, qualify)):
@@ -858,8 +870,7 @@ def read_eval(
                 raise InputError(
                     loc.path, f"duplicate id {record.id!r} (first seen at {first})", loc.line
                 )
-            records.append(record)
-    return records
+            yield record
 
 
 def iter_corpus(

@@ -152,13 +152,9 @@ def token_spans(
         if stop is not None and len(spans) >= stop:
             break
         start, chunk = word.start(), word.group()
-        if chunk.isascii() or (
-            chunk.isalnum()
-            and unicodedata.is_normalized("NFKC", chunk)
-            and not _SEGMENTED_RE.search(chunk)
-        ):
-            # Separators split words: an ASCII word, or an NFKC-stable one made only of letters
-            # and digits of spaced scripts ("café"), is exactly one token.
+        if chunk.isascii() or counted_as_one_token(chunk, config):
+            # Separators split words: an ASCII word, or one made only of letters and digits of
+            # spaced scripts, before and after normalization ("café"), is exactly one token.
             spans.append(word.span())
             continue
         spans.extend((start + a, start + b) for a, b in _nonascii_spans(chunk, config))
@@ -197,11 +193,7 @@ def token_range(
         if before > last:
             break
         chunk = text[starts[w] : ends[w]]
-        if not (
-            chunk.isalnum()
-            and unicodedata.is_normalized("NFKC", chunk)
-            and not _SEGMENTED_RE.search(chunk)
-        ):
+        if not counted_as_one_token(chunk, config):
             counts[w] = len(tokenize(chunk, config))
         before += int(counts[w])
         prev = w + 1
@@ -225,11 +217,31 @@ def _token_edge(
     """Start (side 0) or end (side 1) character offset of token number `tok`."""
     w = int(np.searchsorted(ends_tok, tok, side="right"))
     a, b = int(starts[w]), int(ends[w])
-    if counts[w] == 1 and text[a:b].isalnum() and unicodedata.is_normalized("NFKC", text[a:b]):
-        return a if side == 0 else b
-    spans = _nonascii_spans(text[a:b], config) if not text[a:b].isascii() else [(0, b - a)]
     inside = tok - (int(ends_tok[w]) - int(counts[w]))
-    return a + spans[inside][side]
+    return a + word_token_edge(text[a:b], inside, int(counts[w]), side, config)
+
+
+def counted_as_one_token(word: str, config: NormConfig = DEFAULT_NORM) -> bool:
+    """Whether the non-ASCII `word` (a run of non-separators) is one token spanning the whole
+    word, decided without tokenizing it: letters and digits only, before and after
+    normalization, and no character of a script written without spaces ("café" is; "İstanbul"
+    is not, casefolding gives "i̇stanbul", whose combining dot splits it).
+    """
+    if not word.isalnum() or _SEGMENTED_RE.search(word):
+        return False
+    norm = normalize(word, config)
+    return norm.isalnum() and not _SEGMENTED_RE.search(norm)
+
+
+def word_token_edge(
+    word: str, inside: int, count: int, side: int, config: NormConfig = DEFAULT_NORM
+) -> int:
+    """Start (side 0) or end (side 1) offset in `word` of its token number `inside` (of `count`
+    tokens), where :func:`token_range` puts it. `word` is a whole run of non-separators."""
+    if count == 1 and counted_as_one_token(word, config):
+        return 0 if side == 0 else len(word)
+    spans = _nonascii_spans(word, config) if not word.isascii() else [(0, len(word))]
+    return spans[inside][side]
 
 
 def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:

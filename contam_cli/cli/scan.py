@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from contam_cli.cli import common as c
-from contam_cli.output import write_atomic
+from contam_cli.output import atomic_writer
 from contam_cli.pipeline import scan
 from contam_cli.records import iter_files
-from contam_cli.render import OutputFormat, render_json
+from contam_cli.render import OutputFormat, iter_json, write_json
 from contam_cli.render.table import render_table
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
@@ -99,10 +99,14 @@ def scan_command(
         inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
         if index is not None:
             inputs.append(index)
+        # NOTE: the JSON goes out piece by piece (never whole in memory); the file still
+        # appears all at once, and stdout gets the same text through its own encoding.
         if report is not None:
-            write_atomic(report, render_json(result), inputs=inputs)
+            with atomic_writer(report, inputs=inputs) as fh:
+                write_json(result, fh)
         if json_out or fmt is OutputFormat.json:
-            sys.stdout.write(render_json(result))
+            for piece in iter_json(result):
+                sys.stdout.write(piece.decode())
         else:
             tty = sys.stdout.isatty()
             width = shutil.get_terminal_size((200, 24)).columns

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
-from contam_cli.render.json import render_json
+from contam_cli.render.json import iter_json, render_json, write_json
 from contam_cli.render.table import render_table
 from contam_cli.report import Report
 
-__all__ = ["OutputFormat", "RENDERERS", "render", "render_json", "render_table"]
+__all__ = [
+    "OutputFormat",
+    "RENDERERS",
+    "iter_json",
+    "render",
+    "render_json",
+    "render_table",
+    "write_json",
+]
 
 
 class OutputFormat(str, Enum):

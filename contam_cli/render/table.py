@@ -6,6 +6,7 @@ import io
 import os
 from typing import Literal
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -41,11 +42,12 @@ def render_table(
         highlight=False,
         soft_wrap=False,
     )
-    ranked = report.ranked()
-    flagged = [e for e in ranked if e.flagged]
-    clean = [e for e in ranked if not e.flagged]
+    # NOTE: ranked by index arrays; only the rows shown become ExampleResult objects.
+    ranked = report.ranked_indices()
+    is_flagged = report.flagged_mask()[ranked]
+    flagged, clean = ranked[is_flagged], ranked[~is_flagged]
     limit = len(flagged) if flagged_rows is None else flagged_rows
-    shown = flagged[:limit] + clean[:clean_rows]
+    shown = report.take(np.concatenate((flagged[:limit], clean[:clean_rows])))
     n = report.config.get("n")
     if shown:
         console.print(_table(shown, redact=report.redact))
@@ -56,10 +58,10 @@ def render_table(
     hidden = ", ".join(f"{k} more {what}" for k, what in more if k)
     if hidden:
         console.print(f"... {hidden} examples not listed (all are in --json and --report)")
-    unscorable = report.unscorable
-    if unscorable:
+    unscorable = np.flatnonzero(~report.scorable_mask())
+    if len(unscorable):
         console.print(f"Unscorable (fewer than n={n} tokens; not evidence of being clean):")
-        for e in unscorable[:clean_rows]:
+        for e in report.take(unscorable[:clean_rows]):
             console.print(f"  {e.id}  {e.n_tokens} tokens  {_eval_where(e)}")
         if len(unscorable) > clean_rows:
             console.print(f"  ... {len(unscorable) - clean_rows} more")

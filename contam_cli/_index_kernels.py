@@ -1,0 +1,156 @@
+"""numba kernels for the eval index: building it without sort temporaries, and probing it.
+
+Imported only through :func:`contam_cli._accel.kernels` (numba installed). The numpy code in
+:mod:`contam_cli.index` computes the same arrays; tests hold both paths to each other.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_U = np.uint64
+_M6 = _U(63)
+_S6 = _U(6)
+
+#: Buckets up to this size are sorted by insertion (stable, no allocation); larger ones (a gram
+#: shared by many examples, like a benchmark's boilerplate) by a stable merge sort.
+_SMALL = 32
+
+
+@njit(cache=True, nogil=True)
+def bucket_counts(grams, shift, counts):  # noqa: ANN001, ANN201
+    """Add to `counts` the number of `grams` in each bucket of their top bits."""
+    sh = _U(shift)
+    for i in range(grams.shape[0]):
+        counts[np.int64(grams[i] >> sh)] += 1
+
+
+@njit(cache=True, nogil=True)
+def bucket_scatter(grams, per_doc, first_ex, shift, fill, out_g, out_e, out_p):  # noqa: ANN001, ANN201
+    """Append each gram, with its example and position, to its bucket (`fill`: next slots).
+
+    `grams` holds ``per_doc[d]`` n-grams of example ``first_ex + d`` in turn, at positions 0, 1,
+    ... (every window inside a document is an n-gram). Called part after part in example order,
+    so each bucket ends up in (example, position) order and a stable sort by gram then gives
+    (gram, example, position) order.
+    """
+    sh = _U(shift)
+    i = 0
+    for d in range(per_doc.shape[0]):
+        e = first_ex + d
+        for q in range(per_doc[d]):
+            h = grams[i]
+            b = np.int64(h >> sh)
+            k = fill[b]
+            fill[b] = k + 1
+            out_g[k] = h
+            out_e[k] = e
+            out_p[k] = q
+            i += 1
+
+
+@njit(cache=True, nogil=True)
+def sort_buckets(bounds, g, e, p):  # noqa: ANN001, ANN201
+    """Stable sort of every bucket ``[bounds[b], bounds[b+1])`` of `g` by gram, moving `e`, `p`."""
+    for b in range(bounds.shape[0] - 1):
+        lo = bounds[b]
+        hi = bounds[b + 1]
+        if hi - lo <= _SMALL:
+            for i in range(lo + 1, hi):
+                x, xe, xp = g[i], e[i], p[i]
+                j = i
+                while j > lo and g[j - 1] > x:
+                    g[j] = g[j - 1]
+                    e[j] = e[j - 1]
+                    p[j] = p[j - 1]
+                    j -= 1
+                g[j], e[j], p[j] = x, xe, xp
+        else:
+            o = np.argsort(g[lo:hi], kind="mergesort")
+            g[lo:hi] = g[lo:hi][o]
+            e[lo:hi] = e[lo:hi][o]
+            p[lo:hi] = p[lo:hi][o]
+
+
+@njit(cache=True, nogil=True)
+def dedup(g, e, ptr, first, total):  # noqa: ANN001, ANN201
+    """Compact the distinct grams of sorted `g` to its front; return their count ``m``.
+
+    `ptr[:m + 1]` receives where each distinct gram's occurrences start (and the end), `first[i]`
+    whether occurrence ``i`` is the first of its (gram, example) pair, and `total[x]` the
+    number of distinct grams of example ``x``.
+    """
+    n = g.shape[0]
+    m = 0
+    for i in range(n):
+        if i == 0 or g[i] != g[i - 1]:
+            ptr[m] = i
+            g[m] = g[i]
+            m += 1
+            first[i] = True
+        else:
+            first[i] = e[i] != e[i - 1]
+        if first[i]:
+            total[e[i]] += 1
+    ptr[m] = n
+    return m
+
+
+@njit(cache=True, nogil=True)
+def directory_fill(grams, shift, directory):  # noqa: ANN001, ANN201
+    """``directory[b]``: where the sorted `grams` whose top bits are >= ``b`` begin (+ the end)."""
+    sh = _U(shift)
+    n = grams.shape[0]
+    j = 0
+    for b in range(directory.shape[0] - 1):
+        while j < n and np.int64(grams[j] >> sh) < b:
+            j += 1
+        directory[b] = j
+    directory[directory.shape[0] - 1] = n
+
+
+@njit(cache=True, nogil=True)
+def bloom_fill(grams, shift, words):  # noqa: ANN001, ANN201
+    """Set each gram's two bits in the 64-bit word its top bits select (see :func:`lookup`)."""
+    sh = _U(shift)
+    for i in range(grams.shape[0]):
+        h = grams[i]
+        words[np.int64(h >> sh)] |= (_U(1) << (h & _M6)) | (_U(1) << ((h >> _S6) & _M6))
+
+
+@njit(cache=True, nogil=True)
+def lookup(hashes, words, shift, grams, directory, dir_shift):  # noqa: ANN001, ANN201
+    """Positions in `hashes` that are in sorted `grams`, and their gram index.
+
+    First pass: a blocked Bloom filter (two bits of one 64-bit word per gram) rejects almost
+    every hash. It is written without a branch on the loaded word, so the CPU keeps many of
+    these cache misses in flight at once. Second pass: each candidate goes to the few sorted
+    `grams` of its `directory` bucket.
+    """
+    n = hashes.shape[0]
+    cand = np.empty(n, np.int64)
+    c = 0
+    sh = _U(shift)
+    for i in range(n):
+        h = hashes[i]
+        mask = (_U(1) << (h & _M6)) | (_U(1) << ((h >> _S6) & _M6))
+        cand[c] = i
+        c += np.int64((words[np.int64(h >> sh)] & mask) == mask)
+    pos = np.empty(c, np.int64)
+    idx = np.empty(c, np.int64)
+    k = 0
+    dsh = _U(dir_shift)
+    for t in range(c):
+        i = cand[t]
+        h = hashes[i]
+        b = np.int64(h >> dsh)
+        for j in range(directory[b], directory[b + 1]):
+            gj = grams[j]
+            if gj >= h:
+                if gj == h:
+                    pos[k] = i
+                    idx[k] = j
+                    k += 1
+                break
+    return pos[:k], idx[:k]

@@ -1,0 +1,166 @@
+"""Evidence offsets taken from the tokenizer's words equal :func:`token_range`'s, on both paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contam_cli import engine
+from contam_cli._accel import kernels
+from contam_cli.engine import Accumulator, ChunkRuns, DocBatch, _RunOffsets, make_evidence
+from contam_cli.index import build_eval_index
+from contam_cli.model import Locator, Record
+from contam_cli.ngrams import Tokenizer
+from contam_cli.pipeline import scan
+from contam_cli.text import NormConfig, token_range, token_spans, tokenize
+
+ACCEL = [False, pytest.param(True, marks=pytest.mark.skipif(kernels() is None, reason="no numba"))]
+
+# Words that mix every kind of character the tokenizer treats differently: ASCII, separators
+# it blanks (General Punctuation, NBSP), non-ASCII letters that stay one token, characters
+# that normalize to several characters or tokens, scripts without spaces, combining marks,
+# and punctuation inside a word ("«hello»" is one word whose token is shorter than it).
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("abcXYZ0189 ,.-_'\"\n\t")),
+        st.sampled_from(list("“”‘’–—…\u2028\u2060\u00a0«»")),
+        st.sampled_from(list("éèüßΣςçÅñ")),
+        st.sampled_from(list("ＡＢｃｄ１２ﬁﬂ½①²")),
+        st.sampled_from(list("東京は晴れカタ一、。ｶﾞ")),
+        st.sampled_from(["\u0301", "\u0308", "\u3099"]),
+        # "İ" is a letter and NFKC-stable, yet casefolding splits a word holding it; "ǅ" is
+        # a letter that NFKC changes.
+        st.sampled_from(list("İǅ")),
+        st.characters(min_codepoint=0x2000, max_codepoint=0x206F),
+    ),
+    max_size=40,
+)
+
+
+def _offsets(
+    tk: Tokenizer,
+    texts: list[str],
+    runs: list[tuple[int, int, int]],
+    records: list[str] | None = None,
+) -> list[tuple[int, int] | None]:
+    """`_RunOffsets.char_range` of runs (document, token position, length) of chunk `texts`,
+    in the records' texts (default: `texts`)."""
+    stream = tk.tokens(texts)
+    counts = np.bincount(stream.doc, minlength=len(texts))
+    doc, pos, length = (np.array(c, dtype=np.int64) for c in zip(*runs))
+    chunk = ChunkRuns(doc, length, doc, pos, pos, stream.words, np.cumsum(counts) - counts)
+    raw = [t.encode("utf-8", "surrogatepass") for t in texts]
+    offsets = _RunOffsets(chunk, np.arange(len(runs)), raw, tk.norm)
+    records = records or texts
+    return [offsets.char_range(j, records[d]) for j, (d, _, _) in enumerate(runs)]
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+@settings(max_examples=75, deadline=None)
+@given(texts=st.lists(TEXT, min_size=1, max_size=5), data=st.data())
+def test_run_offsets_equal_token_range(accel: bool, texts: list[str], data: st.DataObject) -> None:
+    tk = Tokenizer(accel=accel)
+    n_tokens = [len(tokenize(t)) for t in texts]
+    docs = [d for d, n in enumerate(n_tokens) if n]
+    if not docs:
+        return
+    runs = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        d = data.draw(st.sampled_from(docs))
+        a = data.draw(st.integers(0, n_tokens[d] - 1))
+        b = data.draw(st.integers(a, n_tokens[d] - 1))
+        runs.append((d, a, b - a + 1))
+    for _ in range(2):  # the second pass goes through the tokenizer's word caches
+        for (d, a, length), got in zip(runs, _offsets(tk, texts, runs)):
+            assert got == token_range(texts[d], a, a + length - 1)
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(TEXT, min_size=1, max_size=5))
+def test_word_layout_locates_every_token(accel: bool, texts: list[str]) -> None:
+    stream = Tokenizer(accel=accel).tokens(texts)
+    words = stream.words
+    assert words is not None
+    buf = b"\n" + b"\n".join(t.encode("utf-8", "surrogatepass") for t in texts)
+    per_word = [
+        len(tokenize(buf[a:b].decode("utf-8", "surrogatepass")))
+        for a, b in zip(words.starts.tolist(), words.ends.tolist())
+    ]
+    expected = [(w, i, n) for w, n in enumerate(per_word) for i in range(n)]
+    got = words.locate(np.arange(len(stream.hashes)))
+    assert list(zip(*(g.tolist() for g in got))) == expected
+    assert words.special.tolist() == [
+        w for w, (a, b) in enumerate(zip(words.starts, words.ends)) if not buf[a:b].isascii()
+    ]
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("The quick brown fox jumps over the lazy dog", id="ascii"),
+        pytest.param("Le «café» du coin, l’été — très ﬁn ½ ① 東京は晴れ", id="mixed"),
+        pytest.param("«hello» wörld ｆｕｌｌ ﬁsh cafe\u0301 ok", id="partial-words"),
+    ],
+)
+def test_run_offsets_do_not_fall_back(accel: bool, text: str) -> None:
+    n = len(tokenize(text))
+    runs = [(1, a, b - a + 1) for a in range(n) for b in range(a, n)]
+    got = _offsets(Tokenizer(accel=accel), ["x y", text], runs)
+    assert got == [token_range(text, a, a + length - 1) for _, a, length in runs]
+
+
+def test_a_word_that_casefolding_splits() -> None:
+    # "İ" is a letter and NFKC-stable, but casefolds to "i" + a combining dot, a separator:
+    # "İstanbul" is the two tokens "i", "stanbul" for the tokenizer and for token_range alike.
+    text = "a İstanbul b c"
+    assert [text[a:b] for a, b in token_spans(text)] == ["a", "İ", "stanbul", "b", "c"]
+    got = _offsets(Tokenizer(accel=False), [text], [(0, 0, 1), (0, 0, 3), (0, 3, 1)])
+    assert got == [(0, 1), (0, 10), (11, 12)]
+    leak = scan(["stanbul was once called"], ["İstanbul was once called"], n=3)
+    ev = leak.examples[0].evidence
+    assert ev is not None and ev.text == "stanbul was once called"
+
+
+def test_run_offsets_need_the_tokenized_text() -> None:
+    tk, texts = Tokenizer(accel=False), ["zero", "one two three"]
+    assert _offsets(tk, texts, [(1, 1, 1)]) == [(4, 7)]
+    assert _offsets(tk, texts, [(1, 1, 1)], ["zero", "one  two three"]) == [None]
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+@pytest.mark.parametrize("norm", [NormConfig(), NormConfig(casefold=False)], ids=["nfkc", "cased"])
+def test_scan_evidence_equals_token_range(
+    accel: bool, norm: NormConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    examples = [
+        "the «quick» brown fox jumps over the lazy dog",
+        "東京は晴れ 今日も 東京は晴れ",
+        "ﬁne ﬂow of café au lait",
+    ]
+    docs = [
+        "noise\nmore noise THE “QUICK” brown fox jumps over the lazy dog again",
+        "前 東京は晴れ 今日も 東京は晴れ 後",
+        "x\n\ny  the ﬁne ﬂow of café au lait",
+        "İstanbul fine flow of café au lait",
+    ]
+    tk = Tokenizer(norm, accel=accel)
+    index = build_eval_index(examples, 3, norm, tokenizer=Tokenizer(norm, accel=False))
+    recs = [Record(str(i), t, Locator("c.txt", line=10 * i + 1)) for i, t in enumerate(docs)]
+    acc = Accumulator(1, len(index.grams), len(examples), ["c"])
+    raw = [t.encode() for t in docs]
+    calls: list[int] = []
+    monkeypatch.setattr(engine, "token_range", lambda *a: calls.append(1) or token_range(*a))
+    acc.add_batch(index, tk, DocBatch(0, raw, np.arange(len(docs)), recs.__getitem__))
+    assert calls == []  # every offset came from the tokenizer's words
+    monkeypatch.undo()
+    assert len(acc.evidence) == len(examples)
+    for (_, e), ev in acc.evidence.items():
+        rec = recs[int(acc.best_order[0, e])]
+        assert ev == make_evidence(
+            rec, "c", ev.doc_token, ev.eval_token, ev.length, False, norm=norm
+        )
+        assert ev.text == rec.text[ev.char_start : ev.char_end]

@@ -1,0 +1,122 @@
+"""The eval index: its arrays equal their plain definitions, on both build paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contam_cli._accel import kernels
+from contam_cli.index import EvalIndex, _bloom, _bloom_log2, _bloom_test, build_eval_index
+from contam_cli.ngrams import Tokenizer, ngram_hashes
+
+ACCEL = [False, True] if kernels() is not None else [False]
+FIELDS = "grams occ_ptr occ_ex occ_pos occ_first total_ngrams n_tokens words directory".split()
+
+# Few distinct words, so that n-grams repeat within and across examples; a shared boilerplate
+# sentence puts one gram in many examples (a bucket too big for the insertion sort).
+WORDS = st.sampled_from("a b c d the of and".split())
+TEXTS = st.lists(
+    st.builds(
+        lambda ws, boiler: ("q r s t u v w " if boiler else "") + " ".join(ws),
+        st.lists(WORDS, max_size=25),
+        st.booleans(),
+    ),
+    max_size=60,
+)
+
+
+def _expected(texts: list[str], n: int) -> dict[int, set[tuple[int, int]]]:
+    """Gram -> every (example, position) where it occurs, by the plain definition."""
+    places: dict[int, set[tuple[int, int]]] = {}
+    for e, t in enumerate(texts):
+        for p, g in enumerate(ngram_hashes(t, n).tolist()):
+            places.setdefault(g, set()).add((e, p))
+    return places
+
+
+def _check(index: EvalIndex, texts: list[str], n: int) -> None:
+    places = _expected(texts, n)
+    assert index.grams.tolist() == sorted(places)
+    for u, g in enumerate(index.grams.tolist()):
+        j = range(index.occ_ptr[u], index.occ_ptr[u + 1])
+        got = [(int(index.occ_ex[k]), int(index.occ_pos[k])) for k in j]
+        assert got == sorted(places[g])  # (example, position) order
+        firsts = [k for k in j if index.occ_first[k]]
+        assert [int(index.occ_ex[k]) for k in firsts] == sorted({e for e, _ in places[g]})
+    for e, t in enumerate(texts):
+        assert index.total_ngrams[e] == len(set(ngram_hashes(t, n).tolist()))
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"][: len(ACCEL)])
+@settings(max_examples=60, deadline=None)
+@given(texts=TEXTS, n=st.integers(1, 4))
+def test_index_equals_definition(accel: bool, texts: list[str], n: int) -> None:
+    index = build_eval_index(iter(texts), n, tokenizer=Tokenizer(accel=accel))
+    _check(index, texts, n)
+
+
+@pytest.mark.skipif(kernels() is None, reason="no numba")
+def test_both_build_paths_give_identical_arrays() -> None:
+    texts = [f"the boiler plate w{i % 97} w{i % 13} and w{i % 7} " * 3 for i in range(3000)]
+    a = build_eval_index(texts, 3, tokenizer=Tokenizer(accel=False))
+    b = build_eval_index(texts, 3, tokenizer=Tokenizer(accel=True))
+    for name in FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    assert a.digests == b.digests
+
+
+def test_index_reads_a_generator_once_in_batches() -> None:
+    texts = [f"example {i} " + "word " * 400 for i in range(2000)]  # several 1 MB batches
+    consumed = []
+
+    def gen():  # noqa: ANN202
+        for t in texts:
+            consumed.append(t)
+            yield t
+
+    a = build_eval_index(gen(), 5)
+    b = build_eval_index(texts, 5)
+    assert len(consumed) == len(texts)
+    assert all(np.array_equal(getattr(a, f), getattr(b, f)) for f in FIELDS)
+
+
+def test_empty_eval_set() -> None:
+    index = build_eval_index([], 3)
+    assert index.n_examples == 0 and len(index.grams) == 0
+    assert index.lookup(np.arange(5, dtype=np.uint64))[0].tolist() == []
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"][: len(ACCEL)])
+def test_distinct_per_example(accel: bool) -> None:
+    texts = ["a b a b a b", "b a b", "c d e", "a b"]
+    index = build_eval_index(texts, 2, tokenizer=Tokenizer(accel=accel))
+    ab = int(ngram_hashes("a b", 2)[0])
+    mask = index.grams == ab
+    assert index.distinct_per_example(mask).tolist() == [1, 1, 0, 1]  # "a b" counted once
+    assert index.distinct_per_example(np.ones(len(index.grams), bool)).tolist() == [2, 2, 2, 1]
+    assert index.total_ngrams.tolist() == [2, 2, 2, 1]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=300, unique=True))
+def test_bloom_has_no_false_negatives(values: list[int]) -> None:
+    grams = np.array(sorted(values), dtype=np.uint64)
+    log2 = _bloom_log2(len(grams))
+    words = _bloom(grams, log2)
+    assert _bloom_test(words, log2, grams).all()
+    if kernels() is not None:
+        assert np.array_equal(_bloom(grams, log2, kernels()), words)
+
+
+@pytest.mark.skipif(kernels() is None, reason="no numba")
+def test_bloom_rejects_most_other_hashes() -> None:
+    rng = np.random.default_rng(7)
+    grams = np.unique(rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64))
+    log2 = _bloom_log2(len(grams))
+    words = _bloom(grams, log2, kernels())
+    others = rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64)
+    passed = _bloom_test(words, log2, others).mean()
+    assert passed < 0.04  # two bits in one word at 16 bits per gram: about 2%
