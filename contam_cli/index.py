@@ -75,9 +75,14 @@ class EvalIndex:
 
     def distinct_per_example(self, gram_mask: np.ndarray) -> np.ndarray:
         """Per example, how many of its distinct grams are set in `gram_mask` (bool per gram)."""
-        j = self.occurrences(np.flatnonzero(gram_mask))
-        j = j[self.occ_first[j]]
-        return np.bincount(self.occ_ex[j], minlength=self.n_examples).astype(np.int64)
+        out = np.zeros(self.n_examples, dtype=np.int64)
+        hits = np.flatnonzero(gram_mask)
+        step = 1 << 16  # NOTE: bounded temporaries, however many grams matched
+        for a in range(0, len(hits), step):
+            j = self.occurrences(hits[a : a + step])
+            j = j[self.occ_first[j]]
+            out += np.bincount(self.occ_ex[j], minlength=self.n_examples)
+        return out
 
     def lookup(self, hashes: np.ndarray, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Positions in `hashes` that are eval n-grams, and the index into `grams` of each.
@@ -119,6 +124,7 @@ def build_eval_index(
     tk = tokenizer or Tokenizer(norm)
     n_tokens: list[np.ndarray] = []
     parts: Parts = []
+    spool: list[Any] = []
     digests: list[bytes] = []
     first = 0
     for batch in _batches(texts):
@@ -130,8 +136,9 @@ def build_eval_index(
         # NOTE: every window inside a document is an n-gram, in order: a document of t tokens
         # has n-grams at positions 0 .. t-n, so (example, position) need not be stored.
         per_doc = np.maximum(counts - (n - 1), 0)
-        parts.append((grams, per_doc, first))
+        parts.append((_spooled(grams, spool), per_doc, first))
         first += len(batch)
+    spool.clear()
     n_tok = _cat(n_tokens, np.int64)
     # NOTE: `parts` is handed over and emptied as it is used, so that no caller variable keeps
     # the unsorted arrays alive while the sorted ones are built.
@@ -224,6 +231,28 @@ def _sort_compiled(parts: Parts, k: Any, total: np.ndarray) -> Sorted:
     if m < 0.75 * size:
         return grams[:m].copy(), ex, pos, ptr[: m + 1].copy(), occ_first
     return grams[:m], ex, pos, ptr[: m + 1], occ_first
+
+
+#: Grams per spool block: 32 MB, above the allocator's threshold for separate mappings.
+_SPOOL_GRAMS = 1 << 22
+
+
+def _spooled(grams: np.ndarray, spool: list[Any]) -> np.ndarray:
+    """`grams` copied into the current large block of `spool` ([block, used]).
+
+    NOTE: a batch's grams are about a megabyte, so kept as they are they would fill the heap
+    with holes once freed, which a process never gives back (with the command line's allocator
+    settings). Large blocks are separate mappings: freed after the sort, they return to the OS.
+    """
+    if len(grams) > _SPOOL_GRAMS // 4:
+        return grams
+    if not spool or spool[1] + len(grams) > _SPOOL_GRAMS:
+        spool[:] = [np.empty(_SPOOL_GRAMS, dtype=np.uint64), 0]
+    block, used = spool
+    view: np.ndarray = block[used : used + len(grams)]
+    view[:] = grams
+    spool[1] = used + len(grams)
+    return view
 
 
 def _ptr_dtype(total: int) -> type:
