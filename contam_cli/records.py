@@ -758,7 +758,8 @@ def _jsonl_text_batches(
                 if type(obj) is dict:
                     text = obj.get("text")
             if type(text) is str:
-                batch.add(text.encode("utf-8"), offset, line_no, raw)
+                data = None if text.isascii() else _text_as_written(raw)
+                batch.add(data or text.encode("utf-8"), offset, line_no, raw)
             else:  # the full reader: other shapes, --field, and the exact error for bad lines
                 rec = batch.full_record(offset, line_no, raw, len(batch.texts))
                 batch.add(rec.text.encode("utf-8", "surrogatepass"), offset, line_no, raw, rec)
@@ -776,6 +777,24 @@ def _jsonl_text_batches(
         fh.close()
     if count == 0 and not ranged:
         raise InputError(src.path, "no records")
+
+
+def _text_as_written(line: bytes) -> bytes | None:
+    """The UTF-8 of a JSONL line's top-level ``"text"`` string, sliced from the line itself, or
+    None when that cannot be done safely (then the parsed string is encoded instead).
+
+    NOTE: without a backslash in the line, no string holds an escape or a quote, so a string's
+    bytes between its quotes are its UTF-8 text (orjson has already validated the line), and
+    ``"text"`` appearing once can only be the top-level key the parser found. This saves
+    re-encoding a non-ASCII text that was just decoded.
+    """
+    if b"\\" in line or line.count(b'"text"') != 1:
+        return None
+    at = line.find(b'"text":"')
+    if at < 0:  # written with spaces around the colon
+        return None
+    start = at + 8
+    return line[start : line.index(b'"', start)]
 
 
 class _LineBatch:

@@ -895,3 +895,22 @@ def test_text_batches_equal_records(tmp_path_factory: pytest.TempPathFactory, li
                   for b in iter_text_batches(path, byte_range=r, chunk_bytes=chunk)
                   for i in range(len(b.texts))]
         assert [r.text for r in ranged] == [r.text for r in want]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id":"a","text":"café — “ok”"}',
+        '{"meta":{"text":"décoy"},"text":"réal"}',
+        '{"text" : "é spaced","meta":{"text":"décoy"}}',
+        '{"type":"text","text":"ünique"}',
+        '{"text":"é with \\"escaped\\" quotes and \\\\n"}',
+        '{"text":"\\u00e9t\\u00e9"}',
+        '{"text":"plain ascii"}',
+    ],
+)
+def test_text_batches_take_the_top_level_text_exactly(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text":"first"}\n' + line + "\n", encoding="utf-8")
+    (batch,) = list(iter_text_batches(path))
+    assert batch.texts[1] == orjson.loads(line)["text"].encode("utf-8")
