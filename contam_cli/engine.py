@@ -292,6 +292,8 @@ class Accumulator:
 
     def matched_any(self, index: EvalIndex) -> np.ndarray:
         """Matched distinct n-grams per example over all sources."""
+        if self.n_sources == 1:
+            return index.distinct_per_example(self.matched[0])
         return index.distinct_per_example(np.asarray(self.matched.any(axis=0)))
 
 

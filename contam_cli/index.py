@@ -45,6 +45,7 @@ class EvalIndex:
     occ_ptr: np.ndarray
     occ_ex: np.ndarray
     occ_pos: np.ndarray
+    """uint16 when no example has more than 65,536 n-grams, else int32."""
     occ_first: np.ndarray
     """Per occurrence: whether it is the first of its (gram, example) pair (occurrences of a gram
     are in example order), so that distinct n-grams per example are counted once."""
@@ -76,12 +77,13 @@ class EvalIndex:
     def distinct_per_example(self, gram_mask: np.ndarray) -> np.ndarray:
         """Per example, how many of its distinct grams are set in `gram_mask` (bool per gram)."""
         out = np.zeros(self.n_examples, dtype=np.int64)
-        hits = np.flatnonzero(gram_mask)
-        step = 1 << 16  # NOTE: bounded temporaries, however many grams matched
-        for a in range(0, len(hits), step):
-            j = self.occurrences(hits[a : a + step])
-            j = j[self.occ_first[j]]
-            out += np.bincount(self.occ_ex[j], minlength=self.n_examples)
+        step = 1 << 18  # NOTE: bounded temporaries, however many grams matched
+        for a in range(0, len(gram_mask), step):
+            hits = np.flatnonzero(gram_mask[a : a + step]) + a
+            if len(hits):
+                j = self.occurrences(hits)
+                j = j[self.occ_first[j]]
+                out += np.bincount(self.occ_ex[j], minlength=self.n_examples)
         return out
 
     def lookup(self, hashes: np.ndarray, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -179,7 +181,7 @@ def _sort_numpy(parts: Parts, total: np.ndarray) -> Sorted:
     parts.clear()
     ex = np.repeat(np.arange(len(per_doc), dtype=np.int32), per_doc)
     pos = (np.arange(len(grams)) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)).astype(
-        np.int32
+        _pos_dtype(int(per_doc.max(initial=0)))
     )
     order = np.argsort(grams, kind="stable")
     grams.sort()  # NOTE: in place, equal to grams[order] without a second copy
@@ -215,7 +217,8 @@ def _sort_compiled(parts: Parts, k: Any, total: np.ndarray) -> Sorted:
     fill = bounds[:-1].copy()
     grams = np.empty(size, dtype=np.uint64)
     ex = np.empty(size, dtype=np.int32)
-    pos = np.empty(size, dtype=np.int32)
+    most = max((int(c.max(initial=0)) for _, c, _ in parts), default=0)
+    pos: np.ndarray = np.empty(size, dtype=_pos_dtype(most))
     while parts:
         g, per_doc, first = parts.pop(0)
         k.bucket_scatter(g, per_doc, first, shift, fill, grams, ex, pos)
@@ -253,6 +256,11 @@ def _spooled(grams: np.ndarray, spool: list[Any]) -> np.ndarray:
     view[:] = grams
     spool[1] = used + len(grams)
     return view
+
+
+def _pos_dtype(most: int) -> type:
+    """Positions fit 16 bits unless an example has more than 65,536 n-grams."""
+    return np.uint16 if most <= 1 << 16 else np.int32
 
 
 def _ptr_dtype(total: int) -> type:

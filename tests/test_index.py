@@ -120,3 +120,13 @@ def test_bloom_rejects_most_other_hashes() -> None:
     others = rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64)
     passed = _bloom_test(words, log2, others).mean()
     assert passed < 0.04  # two bits in one word at 16 bits per gram: about 2%
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"][: len(ACCEL)])
+def test_positions_widen_for_long_examples(accel: bool) -> None:
+    short = build_eval_index(["a b c d"], 2, tokenizer=Tokenizer(accel=accel))
+    assert short.occ_pos.dtype == np.uint16
+    text = " ".join(f"w{i % 1000}" for i in range(70_000))
+    index = build_eval_index(["a b c", text], 2, tokenizer=Tokenizer(accel=accel))
+    assert index.occ_pos.dtype == np.int32
+    _check(index, ["a b c", text], 2)

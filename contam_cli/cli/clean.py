@@ -19,7 +19,7 @@ from contam_cli.errors import UsageError
 from contam_cli.output import atomic_writer
 from contam_cli.pipeline import ProgressFn, ScanOptions
 from contam_cli.records import iter_files
-from contam_cli.render import render_json
+from contam_cli.render import write_json
 from contam_cli.render.table import evidence_where, short_path
 
 #: Changed corpus files listed on stdout (the manifest always lists every file).
@@ -182,7 +182,7 @@ def clean_command(
                     progress=tick,
                 )
             if fh is not None and result.report is not None:
-                fh.write(render_json(result.report).encode("utf-8"))
+                write_json(result.report, fh)
         if isinstance(result, EvalCleanResult):
             typer.echo(render_eval_summary(result), nl=False)
         else:
