@@ -35,6 +35,8 @@ def _build() -> ModuleType | None:
     merged = ModuleType("contam_cli.kernels", "The compiled kernels, tokenizer's and index's.")
     for module in (_kernels, _index_kernels):
         merged.__dict__.update(
-            (k, v) for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+            (k, v)
+            for k, v in vars(module).items()
+            if not k.startswith("_") and (callable(v) or k.isupper())
         )
     return merged

@@ -7,11 +7,16 @@ Imported only through :func:`contam_cli._accel.kernels` (numba installed). The n
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 _U = np.uint64
 _M6 = _U(63)
 _S6 = _U(6)
+
+#: Hashes looked ahead by the prefetch of :func:`lookup` (when the filter is not cache-sized).
+PREFETCH_AHEAD = 48
 
 #: Buckets up to this size are sorted by insertion (stable, no allocation); larger ones (a gram
 #: shared by many examples, like a benchmark's boilerplate) by a stable merge sort.
@@ -119,13 +124,34 @@ def bloom_fill(grams, shift, words):  # noqa: ANN001, ANN201
         words[np.int64(h >> sh)] |= (_U(1) << (h & _M6)) | (_U(1) << ((h >> _S6) & _M6))
 
 
+@intrinsic
+def _prefetch(typingctx, arr, idx):  # noqa: ANN001, ANN202, ARG001
+    """Ask the CPU to start loading ``arr[idx]`` into the cache (a hint: no effect on results)."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i8p)
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+        # read (0), keep in all cache levels (3), data cache (1)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(cache=True, nogil=True)
-def lookup(hashes, words, shift, grams, directory, dir_shift):  # noqa: ANN001, ANN201
+def lookup(hashes, words, shift, grams, directory, dir_shift, ahead):  # noqa: ANN001, ANN201
     """Positions in `hashes` that are in sorted `grams`, and their gram index.
 
     First pass: a blocked Bloom filter (two bits of one 64-bit word per gram) rejects almost
-    every hash. It is written without a branch on the loaded word, so the CPU keeps many of
-    these cache misses in flight at once. Second pass: each candidate goes to the few sorted
+    every hash. When the filter is larger than the caches, each probe is a cache miss: with
+    ``ahead > 0`` the word of the hash that many places on is prefetched, so that many misses
+    are in flight at once (a third faster on a 16 MB filter, measured; on a cache-sized one the
+    prefetch only costs, so pass 0). Second pass: each candidate goes to the few sorted
     `grams` of its `directory` bucket.
     """
     n = hashes.shape[0]
@@ -133,6 +159,8 @@ def lookup(hashes, words, shift, grams, directory, dir_shift):  # noqa: ANN001, 
     c = 0
     sh = _U(shift)
     for i in range(n):
+        if ahead > 0 and i + ahead < n:
+            _prefetch(words, np.int64(hashes[i + ahead] >> sh))
         h = hashes[i]
         mask = (_U(1) << (h & _M6)) | (_U(1) << ((h >> _S6) & _M6))
         cand[c] = i

@@ -130,3 +130,19 @@ def test_positions_widen_for_long_examples(accel: bool) -> None:
     index = build_eval_index(["a b c", text], 2, tokenizer=Tokenizer(accel=accel))
     assert index.occ_pos.dtype == np.int32
     _check(index, ["a b c", text], 2)
+
+
+@pytest.mark.skipif(kernels() is None, reason="no numba")
+def test_prefetching_lookup_finds_the_same() -> None:
+    rng = np.random.default_rng(3)
+    texts = [" ".join(f"w{x}" for x in rng.integers(0, 500, 40)) for _ in range(300)]
+    index = build_eval_index(texts, 3, tokenizer=Tokenizer(accel=True))
+    tk = Tokenizer(accel=True)
+    grams, _ = tk.ngrams(tk.tokens(texts[::2] + ["w1 w2 w3 w4"] * 50), 3)
+    k = kernels()
+    args = (grams, index.words, 64 - index.words_log2, index.grams, index.directory)
+    plain = k.lookup(*args, 64 - index.dir_log2, 0)
+    for ahead in (1, 48, len(grams) + 5):
+        got = k.lookup(*args, 64 - index.dir_log2, ahead)
+        assert all(np.array_equal(a, b) for a, b in zip(got, plain))
+    assert all(np.array_equal(a, b) for a, b in zip(index.lookup(grams), plain))
