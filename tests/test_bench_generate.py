@@ -207,3 +207,19 @@ def test_contam_without_jobs_option_falls_back(bench_scan: ModuleType, tmp_path:
     assert rows[0].error is None and rows[0].report == {"examples": []}
     assert rows[0].run.wall > 0 and rows[0].run.max_rss_mb > 0
     assert len(notes) == 1 and "skipped" in notes[0]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("numba") is None, reason="bench_index needs the fast extra"
+)
+def test_bench_index_runs_on_generated_data(
+    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = SCRIPT.with_name("bench_index.py")
+    spec = importlib.util.spec_from_file_location("bench_index", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(runs[0]), "--corpus-mb", "0.2", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "60 examples" in out and "pass" in out and "prefetch 48" in out

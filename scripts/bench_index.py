@@ -1,0 +1,105 @@
+"""Measure the eval side of a scan: building the eval index, and probing it with corpus n-grams.
+
+    python scripts/bench_index.py DATA [--corpus-mb 100] [--rounds 3]
+
+DATA is a directory written by ``scripts/bench_scan.py`` (``eval.jsonl`` and ``corpus/``; the
+script prints where it put it, e.g. ``/tmp/contam-bench-1000mb-n100000-s1234``). Prints:
+
+* the index: examples, distinct n-grams, build time, the bytes of its arrays, and this process's
+  peak RSS over the build (after loading the kernels, which is reported apart);
+* the prefilter: the share of corpus n-grams that pass it;
+* the probe (``EvalIndex.lookup`` with the compiled kernels) over the first ``--corpus-mb`` of
+  the corpus, with and without prefetching, alternating per chunk, each probe right after the
+  chunk is tokenized (as in a scan, so the caches hold the tokenizer's data, not the filter's).
+
+Needs the ``fast`` extra (numba). Times are wall seconds of this process; compare the two probe
+rows of one run, not numbers across runs (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from contam_cli._accel import kernels
+from contam_cli.index import _bloom_test
+from contam_cli.ngrams import Tokenizer
+from contam_cli.pipeline import ScanOptions, index_eval
+from contam_cli.records import iter_files, iter_text_batches
+
+
+def _rss_mb() -> dict[str, float]:
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(("VmRSS", "VmHWM")):
+                key, value = line.split(":")
+                out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("data", type=Path, help="a bench_scan.py data directory")
+    ap.add_argument("--corpus-mb", type=float, default=100.0, help="corpus MB to probe with")
+    ap.add_argument("--rounds", type=int, default=3, help="passes over that corpus")
+    a = ap.parse_args(argv)
+    k = kernels()
+    if k is None:
+        print("bench_index: needs numba (pip install '.[fast]')", file=sys.stderr)
+        return 2
+    opts = ScanOptions()
+    t0 = time.perf_counter()
+    tk = Tokenizer(opts.norm, accel=True)
+    tk.ngrams(tk.tokens(["load the kernels"]), 2)
+    loaded = time.perf_counter() - t0
+    before = _rss_mb()["VmRSS"]
+    t0 = time.perf_counter()
+    _, _, index = index_eval(a.data / "eval.jsonl", opts, tk)
+    built = time.perf_counter() - t0
+    arrays = [index.grams, index.occ_ptr, index.occ_ex, index.occ_pos, index.occ_first]
+    arrays += [index.total_ngrams, index.n_tokens, index.words, index.directory]
+    size = sum(x.nbytes for x in arrays) / 1e6
+    print(f"kernels loaded: {loaded:.2f} s, RSS {before:.0f} MB")
+    print(
+        f"index: {index.n_examples:,} examples, {len(index.grams):,} distinct n-grams, "
+        f"built in {built:.2f} s (reading included); arrays {size:.0f} MB; "
+        f"peak RSS {_rss_mb()['VmHWM']:.0f} MB"
+    )
+
+    chunks: list[list[bytes]] = []
+    budget = a.corpus_mb * 1e6
+    for path in iter_files(a.data / "corpus"):
+        for batch in iter_text_batches(path):
+            chunks.append(batch.texts)
+            budget -= sum(map(len, batch.texts))
+            if budget <= 0:
+                break
+        if budget <= 0:
+            break
+    mb = sum(len(t) for c in chunks for t in c) / 1e6
+    probe = (index.words, 64 - index.words_log2, index.grams, index.directory, 64 - index.dir_log2)
+    timing = {0: 0.0, k.PREFETCH_AHEAD: 0.0}
+    passed = total = 0
+    for _ in range(a.rounds):
+        for chunk in chunks:
+            for ahead in timing:
+                grams, _ = tk.ngrams(tk.tokens(chunk), index.n)
+                t0 = time.perf_counter()
+                k.lookup(grams, *probe, ahead)
+                timing[ahead] += time.perf_counter() - t0
+            passed += int(_bloom_test(index.words, index.words_log2, grams).sum())
+            total += len(grams)
+    print(
+        f"prefilter: {index.words.nbytes / 1e6:.1f} MB, {passed / max(total, 1):.2%} of "
+        f"{total:,} corpus n-grams pass"
+    )
+    for ahead, seconds in timing.items():
+        print(f"probe, prefetch {ahead:>2}: {seconds:.2f} s for {a.rounds} x {mb:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
