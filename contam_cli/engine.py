@@ -315,7 +315,6 @@ class _RunOffsets:
         tokenized under `norm`."""
         words = runs.words
         assert words is not None and runs.doc_first is not None
-        self.words = words
         self.norm = norm
         self.raw = raw
         doc = runs.doc[picks]
@@ -331,7 +330,6 @@ class _RunOffsets:
         base = words.doc_starts[doc]
         m = len(picks)
         self.doc = doc.tolist()
-        self.base = base.tolist()
         # Per side (0: the run's first token, 1: its last): the token's word, as byte offsets
         # in the document, the token's index in the word, the word's token count, and whether
         # the word holds non-ASCII bytes.

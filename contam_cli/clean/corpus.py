@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,15 @@ from contam_cli.errors import ContamError
 from contam_cli.index import build_eval_index
 from contam_cli.ngrams import Tokenizer
 from contam_cli.output import atomic_writer, write_atomic
-from contam_cli.pipeline import EvalInput, PathLike, ProgressFn, ScanOptions, load_eval, scan
+from contam_cli.pipeline import (
+    EvalInput,
+    PathLike,
+    ProgressFn,
+    ScanOptions,
+    index_eval,
+    load_eval,
+    scan,
+)
 from contam_cli.policy import FlagPolicy
 from contam_cli.records import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.report import Report
@@ -149,14 +157,16 @@ def clean_corpus(
     manifest_path = Path(manifest) if manifest is not None else outdir / MANIFEST_NAME
     _check_targets([outdir], inputs, force=force, directory=True)
     _check_manifest(manifest_path, outdir, inputs)
-    records, eval_inputs = load_eval(eval, opts)
+    tk = Tokenizer(opts.norm)
     report = None
     if flagged_only:
+        records, eval_inputs = load_eval(eval, opts)
         scanned = eval if _eval_paths(eval) else records
         report = scan(scanned, sources, policy=policy, options=opts, progress=progress)
-        records = [r for r, e in zip(records, report.examples) if e.flagged]
-    tk = Tokenizer(opts.norm)
-    index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
+        records = [r for r, hit in zip(records, report.flagged_mask().tolist()) if hit]
+        index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
+    else:
+        records, eval_inputs, index = index_eval(eval, opts, tk)  # texts never all in memory
     ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs))
     config = {
         **opts.describe(),
@@ -189,6 +199,8 @@ def _relative_inside(path: Path, directory: Path) -> Path | None:
 
 @dataclass
 class _Counts:
+    """The counts of a FileStats being gathered (its fields of the same names)."""
+
     documents: int = 0
     kept: int = 0
     cut: int = 0
@@ -209,17 +221,7 @@ class _Counts:
             self.dropped += 1
 
     def stats(self, src: Path, rel: str, fmt: str, written: bool) -> FileStats:
-        return FileStats(
-            str(src),
-            rel if written else None,
-            fmt,
-            self.documents,
-            self.kept,
-            self.cut,
-            self.dropped,
-            self.pieces,
-            self.bytes_removed,
-        )
+        return FileStats(str(src), rel if written else None, fmt, **asdict(self))
 
 
 def _clean_files(
