@@ -46,13 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus-mb", type=float, default=100.0, help="corpus MB to probe with")
     ap.add_argument("--rounds", type=int, default=3, help="passes over that corpus")
     a = ap.parse_args(argv)
+    bare = _rss_mb()["VmRSS"]
+    t0 = time.perf_counter()
     k = kernels()
     if k is None:
         print("bench_index: needs numba (pip install '.[fast]')", file=sys.stderr)
         return 2
     opts = ScanOptions()
-    bare = _rss_mb()["VmRSS"]
-    t0 = time.perf_counter()
     tk = Tokenizer(opts.norm, accel=True)
     tk.ngrams(tk.tokens(["load the kernels"]), 2)
     loaded = time.perf_counter() - t0
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     arrays = [index.grams, index.occ_ptr, index.occ_ex, index.occ_pos, index.occ_first]
     arrays += [index.total_ngrams, index.n_tokens, index.words, index.directory]
     size = sum(x.nbytes for x in arrays) / 1e6
-    print(f"kernels loaded: {loaded:.2f} s, RSS {bare:.0f} -> {before:.0f} MB")
+    print(f"numba and the kernels loaded: {loaded:.2f} s, RSS {bare:.0f} -> {before:.0f} MB")
     print(
         f"index: {index.n_examples:,} examples, {len(index.grams):,} distinct n-grams, "
         f"built in {built:.2f} s (reading included); arrays {size:.0f} MB; "
