@@ -9,16 +9,23 @@
 from __future__ import annotations
 
 from contam_cli._version import __version__
-from contam_cli.clean import clean_corpus, clean_eval
+from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.errors import ContamError, InputError, UsageError
-from contam_cli.index import EvalIndex, build_eval_index
-from contam_cli.model import Locator, Record
-from contam_cli.ngrams import Tokenizer, ngram_hash, ngram_hashes, token_hash
-from contam_cli.pipeline import ScanOptions, scan
+from contam_cli.features.clean import clean_corpus, clean_eval
+from contam_cli.features.scan import ScanOptions, scan
+from contam_cli.io import TextSpec, extract_text, iter_corpus, iter_records, read_eval
+from contam_cli.io.model import Locator, Record
 from contam_cli.policy import FlagPolicy, SourceThreshold
-from contam_cli.records import TextSpec, extract_text, iter_corpus, iter_records, read_eval
 from contam_cli.report import ExampleResult, Report
-from contam_cli.text import NormConfig, normalize, tokenize
+from contam_cli.text import (
+    NormConfig,
+    Tokenizer,
+    ngram_hash,
+    ngram_hashes,
+    normalize,
+    token_hash,
+    tokenize,
+)
 
 __all__ = [
     "__version__",

@@ -23,11 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from contam_cli._accel import kernels
-from contam_cli.index import _bloom_test
-from contam_cli.ngrams import Tokenizer
-from contam_cli.pipeline import ScanOptions, index_eval
-from contam_cli.records import iter_files, iter_text_batches
+from contam_cli.engine.accel import index_kernels as kernels
+from contam_cli.engine.eval_index import _bloom_test
+from contam_cli.features.scan import ScanOptions, index_eval
+from contam_cli.io import iter_files, iter_text_batches
+from contam_cli.text import Tokenizer
 
 
 def _rss_mb() -> dict[str, float]:

@@ -3,8 +3,8 @@
     python scripts/bench_scan.py [--mb 200] [--data DIR] [--n-eval 1000] [--planted-frac F]
         [--jobs 1 --jobs 0 ...] [--ref PATH] [--peers] [--skip-ref]
 
-Generates the synthetic benchmark with ``python -m contam_cli.bench.generate --reuse`` (a DIR
-whose meta.json matches the parameters is kept), then runs every tool on the same files and
+Generates the synthetic benchmark with ``python -m contam_cli.features.bench.generate --reuse``
+(a DIR whose meta.json matches the parameters is kept), then runs every tool on the same files and
 prints one Markdown table: wall time, MB/s, CPU time (user + sys of the child and its waited
 descendants, from ``wait4``), MB per CPU-second, peak RSS, speed relative to ``wc -w``, and
 whether contam's findings equal the reference scanner's (flagged ids, overlap_fraction within
@@ -284,7 +284,7 @@ def naive_note(row: Row) -> str:
 
 
 def generator_command(args: argparse.Namespace) -> list[str]:
-    cmd = [sys.executable, "-m", "contam_cli.bench.generate", "--out", str(args.data),
+    cmd = [sys.executable, "-m", "contam_cli.features.bench.generate", "--out", str(args.data),
            "--mb", str(args.mb), "--seed", str(args.seed), "--n-eval", str(args.n_eval),
            "--shard-mb", str(args.shard_mb), "--reuse"]
     return cmd if args.planted_frac is None else [*cmd, "--planted-frac", str(args.planted_frac)]

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import contam_cli.clean.corpus as clean_module
+import contam_cli.features.clean.corpus as clean_module
 from contam_cli import clean_corpus, clean_eval, scan
-from contam_cli.clean import MANIFEST_NAME, CutRule, _kept_spans
 from contam_cli.cli import app
+from contam_cli.features.clean import MANIFEST_NAME, CutRule, _kept_spans
 
 runner = CliRunner()
 EVAL = DECONTAM / "eval.jsonl"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from contam_cli import scan
-from contam_cli.records import iter_files, iter_records
+from contam_cli.io import iter_files, iter_records
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import contam_cli.corpus_index as ci
+import contam_cli.engine.corpus_index as ci
 from contam_cli import FlagPolicy, scan
 from contam_cli.cli import app
-from contam_cli.corpus_index import build_corpus_index, load_header
-from contam_cli.pipeline import ScanOptions, resolve_sources
+from contam_cli.engine.corpus_index import build_corpus_index, load_header
+from contam_cli.features.scan import ScanOptions, resolve_sources
 from contam_cli.text import DEFAULT_NORM
 
 WORDS = st.sampled_from("the cat sat on a mat with hat bat rat dog".split())

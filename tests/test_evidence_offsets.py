@@ -7,14 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli import engine
-from contam_cli._accel import kernels
-from contam_cli.engine import Accumulator, ChunkRuns, DocBatch, _RunOffsets, make_evidence
-from contam_cli.index import build_eval_index
-from contam_cli.model import Locator, Record
-from contam_cli.ngrams import Tokenizer
-from contam_cli.pipeline import scan
-from contam_cli.text import NormConfig, token_range, token_spans, tokenize
+from contam_cli.engine import evidence as engine
+from contam_cli.engine.accumulator import Accumulator
+from contam_cli.engine.eval_index import build_eval_index
+from contam_cli.engine.evidence import RunOffsets as _RunOffsets
+from contam_cli.engine.evidence import make_evidence
+from contam_cli.engine.match import ChunkRuns, DocBatch
+from contam_cli.features.scan import scan
+from contam_cli.io.model import Locator, Record
+from contam_cli.text import NormConfig, Tokenizer, token_range, token_spans, tokenize
+from contam_cli.text.accel import kernels
 
 ACCEL = [False, pytest.param(True, marks=pytest.mark.skipif(kernels() is None, reason="no numba"))]
 

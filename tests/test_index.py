@@ -7,9 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli._accel import kernels
-from contam_cli.index import EvalIndex, _bloom, _bloom_log2, _bloom_test, build_eval_index
-from contam_cli.ngrams import Tokenizer, ngram_hashes
+from contam_cli.engine.accel import index_kernels as kernels
+from contam_cli.engine.eval_index import (
+    EvalIndex,
+    _bloom,
+    _bloom_log2,
+    _bloom_test,
+    build_eval_index,
+)
+from contam_cli.text import Tokenizer, ngram_hashes
 
 ACCEL = [False, True] if kernels() is not None else [False]
 FIELDS = "grams occ_ptr occ_ex occ_pos occ_first total_ngrams n_tokens words directory".split()

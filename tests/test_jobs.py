@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import contam_cli.pipeline as scan_module
+import contam_cli.features.scan as scan_module
 from contam_cli import scan
 from contam_cli.errors import InputError
 

@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli._accel import kernels
-from contam_cli.index import build_eval_index
-from contam_cli.ngrams import Tokenizer, ngram_hash, ngram_hashes, token_hash
-from contam_cli.text import NormConfig, tokenize
+from contam_cli.engine.eval_index import build_eval_index
+from contam_cli.text import NormConfig, Tokenizer, ngram_hash, ngram_hashes, token_hash, tokenize
+from contam_cli.text.accel import kernels
 
 
 # NOTE: persisted indexes depend on these values; a change here is a format change (bump HASH_NAME).
@@ -129,7 +128,7 @@ def test_long_tokens_and_lookup(accel: bool) -> None:
     assert [int(h) for h in stream.hashes] == [token_hash(t) for x in texts for t in tokenize(x)]
     index = build_eval_index(texts[::3], 2, tokenizer=Tokenizer(accel=False))
     grams, _ = tk.ngrams(stream, 2)
-    pos, found = index.lookup(grams, tk.kernels)
+    pos, found = index.lookup(grams, accel=tk.kernels is not None)
     assert np.array_equal(index.grams[found], grams[pos])
     assert set(grams[pos].tolist()) == set(index.grams.tolist())
 
@@ -140,7 +139,7 @@ def test_index_lookup_kernel_matches_numpy() -> None:
     index = build_eval_index(texts, 3)
     tk = Tokenizer(accel=False)
     grams, _ = tk.ngrams(tk.tokens([" ".join(f"w{i}" for i in range(500))]), 3)
-    compiled = index.lookup(grams, kernels())
+    compiled = index.lookup(grams, accel=True)
     numpy_only = index.lookup(grams)
     assert all(np.array_equal(a, b) for a, b in zip(compiled, numpy_only))
     assert len(numpy_only[0]) == len(index.grams)

@@ -1,4 +1,4 @@
-"""Tests for contam_cli.records: formats, text/id detection, errors, file walking, atomic writes."""
+"""Tests for contam_cli.io: formats, text/id detection, errors, file walking, atomic writes."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contam_cli.errors import InputError, MissingExtraError, OutputError
-from contam_cli.model import Record
-from contam_cli.records import (
+from contam_cli.io import (
     TextSpec,
     atomic_writer,
     detect_format,
@@ -33,6 +32,7 @@ from contam_cli.records import (
     sha256_file,
     write_atomic,
 )
+from contam_cli.io.model import Record
 
 zstandard = pytest.importorskip("zstandard")
 
@@ -847,7 +847,7 @@ def test_byte_ranges_partition_records(
 
 # -- iter_text_batches: the scanner's fast reader gives exactly what iter_records gives -----------
 
-from contam_cli.records import iter_text_batches  # noqa: E402
+from contam_cli.io import iter_text_batches  # noqa: E402
 
 LINE = st.one_of(
     st.fixed_dictionaries({"id": st.text(max_size=3), "text": st.text(max_size=20)}),

@@ -19,7 +19,7 @@ import contam_cli.render.json as render_json_module
 from contam_cli import FlagPolicy, SourceThreshold, scan
 from contam_cli.cli import app
 from contam_cli.engine import Evidence
-from contam_cli.pipeline import _plain_reasons, _round6
+from contam_cli.features.scan import _plain_reasons, _round6
 from contam_cli.policy import Reason
 from contam_cli.render import iter_json, render_json, render_table, write_json
 from contam_cli.report import (

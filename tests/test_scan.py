@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contam_cli import FlagPolicy, Record, scan
-from contam_cli.model import Locator
+from contam_cli.io.model import Locator
 from contam_cli.text import tokenize
 
 CORPUS = CD / "examples" / "corpus"

@@ -12,13 +12,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from contam_cli.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
-from contam_cli.clean import Mode as CutMode
 from contam_cli.cli import common as c
 from contam_cli.errors import UsageError
-from contam_cli.output import atomic_writer
-from contam_cli.pipeline import ProgressFn, ScanOptions
-from contam_cli.records import iter_files
+from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
+from contam_cli.features.clean import Mode as CutMode
+from contam_cli.features.scan import ProgressFn, ScanOptions
+from contam_cli.io import iter_files
+from contam_cli.io.output import atomic_writer
 from contam_cli.render import write_json
 from contam_cli.render.table import evidence_where, short_path
 

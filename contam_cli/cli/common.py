@@ -21,9 +21,9 @@ from rich.progress import (
 )
 
 from contam_cli.errors import ContamError, UsageError
-from contam_cli.pipeline import ScanOptions
+from contam_cli.features.scan import ScanOptions
+from contam_cli.io import TextSpec
 from contam_cli.policy import FlagPolicy, SourceThreshold
-from contam_cli.records import TextSpec
 from contam_cli.text import NormConfig
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

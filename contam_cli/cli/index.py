@@ -10,8 +10,8 @@ import orjson
 import typer
 
 from contam_cli.cli import common as c
-from contam_cli.corpus_index import build_corpus_index, load_header
-from contam_cli.pipeline import ScanOptions, resolve_sources
+from contam_cli.engine.corpus_index import build_corpus_index, load_header
+from contam_cli.features.scan import ScanOptions, resolve_sources
 
 index_app = typer.Typer(
     help="Build a persisted corpus index, to check eval sets in time proportional to their size.",

@@ -10,9 +10,9 @@ from typing import Annotated
 import typer
 
 from contam_cli.cli import common as c
-from contam_cli.output import atomic_writer
-from contam_cli.pipeline import scan
-from contam_cli.records import iter_files
+from contam_cli.features.scan import scan
+from contam_cli.io import iter_files
+from contam_cli.io.output import atomic_writer
 from contam_cli.render import OutputFormat, iter_json, write_json
 from contam_cli.render.table import render_table
 

@@ -1,6 +1,6 @@
 """Deterministic synthetic corpus and eval set, with planted leaks, for benchmarking scanners.
 
-    python -m contam_cli.bench.generate --out DIR --mb 200 [--seed 1234] [--n-eval 1000]
+    python -m contam_cli.features.bench.generate --out DIR --mb 200 [--seed 1234] [--n-eval 1000]
         [--planted-frac F] [--shard-mb 32] [--reuse]
 
 Writes, under ``DIR``:
@@ -865,7 +865,7 @@ def generate(
     eval_bytes = _write_jsonl(out / "eval.jsonl", [{"id": e.id, "text": e.text} for e in examples])
     _write_jsonl(out / "labels.jsonl", _labels(examples, plants, corpus["home"]))
     meta = {
-        "generator": "contam_cli.bench.generate",
+        "generator": "contam_cli.features.bench.generate",
         "format_version": FORMAT_VERSION,
         "params": _params(mb, seed, n_eval, planted_frac, shard_mb),
         "counts": counts,
@@ -883,7 +883,7 @@ def generate(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m contam_cli.bench.generate", description=__doc__.split("\n\n")[0]
+        prog="python -m contam_cli.features.bench.generate", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--out", type=Path, required=True, help="output directory")
     ap.add_argument("--mb", type=float, required=True, help="corpus size in MB (1e6 bytes)")

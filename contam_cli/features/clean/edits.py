@@ -9,12 +9,12 @@ from typing import Any
 
 import orjson
 
-from contam_cli.model import Record
-from contam_cli.records import (
-    _ID_KEYS,  # NOTE: the id keys the readers auto-detect; split pieces suffix the same key.
+from contam_cli.io.extract import (
+    ID_KEYS,  # NOTE: the id keys the readers auto-detect; split pieces suffix the same key.
     TextSpec,
     extract_text,
 )
+from contam_cli.io.model import Record
 
 _PIECE_JOIN = "\n\n"
 """Between the kept pieces of one .txt document or one chat turn."""
@@ -139,7 +139,7 @@ def _id_path(obj: dict[str, Any], spec: TextSpec) -> tuple[Key, ...] | None:
     if spec.id_field is not None:
         found = _resolve(obj, spec.id_field)
         return found[1] if found is not None else None
-    for key in _ID_KEYS:
+    for key in ID_KEYS:
         value = obj.get(key)
         if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
             return (key,)

@@ -1,216 +1,36 @@
-"""Stable 64-bit token and n-gram hashes, computed over whole chunks of text with numpy.
+"""The Tokenizer: whole chunks of documents to uint64 token and n-gram hashes, with numpy.
 
-The hash is part of contam's file formats (persisted indexes), so it is defined here once, in
-plain arithmetic modulo 2**64, and pinned by tests:
-
-* a token (its normalized UTF-8 bytes, ``L`` of them, read as little-endian 64-bit words
-  ``w_0 .. w_m``, the last one zero-padded) hashes to ``fmix64(sum(w_k * P**k) + L * K)``;
-* an n-gram of token hashes ``t_0 .. t_{n-1}`` hashes to ``fmix64(sum(t_j * Q**j) + n * K)``.
-
-Token words are gathered straight out of the chunk's bytes (one unaligned 8-byte load per token
-and word), and the n-gram sum comes from one prefix sum over the chunk: the sum over ``[s, e)``
-is ``(C[e] - C[s]) * Q**-s`` (Q is odd, hence invertible modulo 2**64), so the cost is a few
-numpy passes, independent of n. ``fmix64`` (the MurmurHash3 finalizer) spreads the polynomials'
-weak low bits over the whole word.
-
-ASCII text takes the vectorized path entirely. A "word" (maximal run of bytes that are not ASCII
-separators) holding any non-ASCII byte is tokenized by :func:`contam_cli.text.tokenize` and its
-token hashes are cached by the word's bytes, so Python only sees words it has never seen before.
+ASCII text takes the vectorized path entirely (see :mod:`contam_cli.text.hashing` for the hash
+definition). A "word" (maximal run of bytes that are not ASCII separators) holding any non-ASCII
+byte is tokenized by :func:`contam_cli.text.normalize.tokenize` and its token hashes are cached by
+the word's bytes, so Python only sees words it has never seen before.
 """
 
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from contam_cli._accel import kernels
 from contam_cli.errors import MissingExtraError
-from contam_cli.text import DEFAULT_NORM, NormConfig, is_segmented, normalize, tokenize
+from contam_cli.text.accel import kernels
+from contam_cli.text.hashing import (
+    _K,
+    _M64,
+    _Q,
+    _Q_INV,
+    _U64,
+    Powers,
+    fmix64,
+    hash_tokens,
+    word_hashes,
+)
+from contam_cli.text.normalize import DEFAULT_NORM, NormConfig, is_segmented, normalize, tokenize
+from contam_cli.text.stream import TokenStream, WordLayout
 
-__all__ = [
-    "HASH_NAME",
-    "TokenStream",
-    "Tokenizer",
-    "WordLayout",
-    "token_hash",
-    "ngram_hash",
-    "ngram_hashes",
-    "fmix64",
-    "hash_tokens",
-]
-
-#: Name and version of the hash definition, recorded in reports and persisted indexes.
-HASH_NAME = "contam-poly64/1"
-
-_M64 = (1 << 64) - 1
-_P = 0x9E3779B97F4A7C15  # byte multiplier (odd)
-_Q = 0xC2B2AE3D27D4EB4F  # token multiplier (odd)
-_K = 0x165667B19E3779F9  # length salt
-_F1 = 0xFF51AFD7ED558CCD
-_F2 = 0xC4CEB9FE1A85EC53
-_P_INV = pow(_P, -1, 1 << 64)
-_Q_INV = pow(_Q, -1, 1 << 64)
-
-_U64 = np.uint64
-
-
-def _fmix_int(x: int) -> int:
-    x ^= x >> 33
-    x = (x * _F1) & _M64
-    x ^= x >> 33
-    x = (x * _F2) & _M64
-    return x ^ (x >> 33)
-
-
-def token_hash(token: str) -> int:
-    """The stable hash of one (already normalized) token.
-
-    >>> hex(token_hash("the"))
-    '0x975d7c19563ff109'
-    """
-    data = token.encode("utf-8")
-    acc, p = 0, 1
-    for k in range(0, len(data), 8):
-        acc = (acc + int.from_bytes(data[k : k + 8], "little") * p) & _M64
-        p = (p * _P) & _M64
-    return _fmix_int((acc + len(data) * _K) & _M64)
-
-
-def ngram_hash(token_hashes: list[int]) -> int:
-    """The stable hash of one n-gram, given its tokens' hashes (reference implementation)."""
-    acc, q = 0, 1
-    for t in token_hashes:
-        acc = (acc + t * q) & _M64
-        q = (q * _Q) & _M64
-    return _fmix_int((acc + len(token_hashes) * _K) & _M64)
-
-
-def fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer, in place on a uint64 array (returned for chaining)."""
-    x ^= x >> _U64(33)
-    x *= _U64(_F1)
-    x ^= x >> _U64(33)
-    x *= _U64(_F2)
-    x ^= x >> _U64(33)
-    return x
-
-
-class _Powers:
-    """Growable tables of m**i and m**-i modulo 2**64."""
-
-    def __init__(self, mult: int, inv: int) -> None:
-        self.mult, self.inv = mult, inv
-        self.fwd = np.ones(1, dtype=_U64)
-        self.bwd = np.ones(1, dtype=_U64)
-
-    def ensure(self, size: int) -> None:
-        if size <= len(self.fwd):
-            return
-        size = max(size, 2 * len(self.fwd))
-        self.fwd = _power_table(self.mult, size)
-        self.bwd = _power_table(self.inv, size)
-
-
-def _power_table(mult: int, size: int) -> np.ndarray:
-    out = np.full(size, mult, dtype=_U64)
-    out[0] = 1
-    # NOTE: uint64 cumprod wraps modulo 2**64, which is exactly the arithmetic wanted here.
-    return np.cumprod(out, out=out)
-
-
-@dataclass(frozen=True, slots=True)
-class WordLayout:
-    """Where a chunk's tokens come from: the chunk's words and how many tokens each one gave.
-
-    A word is a maximal run of bytes that are not separators (see :class:`Tokenizer`) in the
-    buffer the chunk was tokenized from: one leading separator, then the documents joined by
-    one separator each. An ASCII word is exactly one token spanning the whole word; a word
-    holding non-ASCII bytes ("special") gives the tokens of :func:`~contam_cli.text.tokenize`
-    on its text, which can be none, one or several, and need not cover the whole word.
-
-    Everything here is a by-product of tokenizing (no extra pass over the chunk); it is read
-    only when a run needs evidence offsets, see :meth:`locate`.
-    """
-
-    starts: np.ndarray
-    """int64 byte offset of each word in the chunk buffer."""
-    ends: np.ndarray
-    """int64 byte offset just past each word."""
-    doc_starts: np.ndarray
-    """int64 byte offset in the buffer where each document begins."""
-    special: np.ndarray
-    """Sorted int64 indices of the words holding non-ASCII bytes."""
-    multi: np.ndarray
-    """Sorted int64 indices of the words that did not give exactly one token (all special)."""
-    multi_counts: np.ndarray
-    """int64 token count of each word in `multi` (0 or >= 2)."""
-
-    def locate(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For chunk token indices `tokens`: each one's word, its index among the tokens of
-        that word, and that word's token count (all int64 arrays)."""
-        tokens = np.asarray(tokens, dtype=np.int64)
-        if len(self.multi) == 0:  # one token per word
-            ones = np.ones(len(tokens), dtype=np.int64)
-            return tokens.copy(), np.zeros(len(tokens), dtype=np.int64), ones
-        extra = self.multi_counts - 1
-        after = np.cumsum(extra)  # tokens gained (or lost) up to and including multi word j
-        first = self.multi + (after - extra)  # index of multi word j's first token
-        # NOTE: several multi words can share a first token (a word without tokens, then the
-        # next one); the last of them is the one that can hold the token.
-        j = np.searchsorted(first, tokens, side="right") - 1
-        jj = np.maximum(j, 0)
-        shift = np.where(j >= 0, after[jj], 0)
-        inner = tokens - first[jj]
-        inside = (j >= 0) & (inner < self.multi_counts[jj])
-        word = np.where(inside, self.multi[jj], tokens - shift)
-        return (
-            word,
-            np.where(inside, inner, 0),
-            np.where(inside, self.multi_counts[jj], 1),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class TokenStream:
-    """Token hashes of a chunk of documents, with the document and byte offset of each token."""
-
-    hashes: np.ndarray
-    """uint64 token hashes, in text order."""
-    doc: np.ndarray
-    """int64 index (into the chunk's documents) of each token's document."""
-    words: WordLayout | None = None
-    """The words each token comes from (set by :meth:`Tokenizer.tokens`), for evidence offsets."""
-
-
-_PAD = b"\n" * 9  # trailing separators: every 8-byte load of a token stays inside the buffer
-_WORD_MASK = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [_M64], dtype=_U64)
-_WORD_POW = np.array([pow(_P, k, 1 << 64) for k in range(8)], dtype=_U64)
-_MAX_VECTOR_WORDS = 8
-
-
-def _word_hashes(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Token hashes of the byte strings ``buf[s:s+L]`` (already normalized), all at once.
-
-    `buf` must extend at least 7 bytes past the last word.
-    """
-    # A uint64 view at every byte offset: element i is the 8 bytes starting at buf[i].
-    words = np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
-    acc = words[starts] & _WORD_MASK[np.minimum(lengths, 8)]
-    active = np.flatnonzero(lengths > 8)
-    k = 1
-    while len(active) and k < _MAX_VECTOR_WORDS:
-        rest = lengths[active] - 8 * k
-        w = words[starts[active] + 8 * k] & _WORD_MASK[np.minimum(rest, 8)]
-        acc[active] += w * _WORD_POW[k]
-        k += 1
-        active = active[lengths[active] > 8 * k]
-    for i in active.tolist():  # rare very long tokens (URLs, base64): one at a time
-        acc[i] = _long_word_sum(buf[starts[i] : starts[i] + lengths[i]].tobytes())
-    acc += lengths.astype(_U64) * _U64(_K)
-    return fmix64(acc)
+__all__ = ["Tokenizer", "fast_table", "ngram_hashes"]
 
 
 class _SingleTokenMap:
@@ -249,17 +69,6 @@ class _SingleTokenMap:
         self.keys = keys_all[order]
         self.values = np.concatenate([self.values, new_v])[order]
         self.pending.clear()
-
-
-def hash_tokens(tokens: list[str]) -> np.ndarray:
-    """Vectorized :func:`token_hash` of many normalized tokens."""
-    if not tokens:
-        return np.zeros(0, dtype=_U64)
-    raw = [t.encode("utf-8") for t in tokens]
-    lengths = np.fromiter(map(len, raw), dtype=np.int64, count=len(raw))
-    starts = np.cumsum(lengths) - lengths
-    buf = np.frombuffer(b"".join(raw) + _PAD, dtype=np.uint8)
-    return _word_hashes(buf, starts, lengths)
 
 
 _FAST_TABLE: np.ndarray | None = None
@@ -330,12 +139,6 @@ def _blank_unicode_separators(arr: np.ndarray) -> np.ndarray:
     return out
 
 
-def _long_word_sum(data: bytes) -> int:
-    padded = data + b"\0" * (-len(data) % 8)
-    w = np.frombuffer(padded, dtype="<u8")
-    return int(np.sum(w * _power_table(_P, len(w)), dtype=_U64))
-
-
 # Bytes that separate tokens: every ASCII byte that is not a letter or digit.
 _SEPARATORS = bytes(b for b in range(128) if not chr(b).isalnum())
 
@@ -367,7 +170,7 @@ class Tokenizer:
         if accel and self._k is None:
             raise MissingExtraError("numba", "fast")
         self._table = _translate_table(norm.casefold)
-        self._toks = _Powers(_Q, _Q_INV)
+        self._toks = Powers(_Q, _Q_INV)
         self._cache: dict[bytes, np.ndarray] = {}
         self._singles = _SingleTokenMap(cache_limit)
         self._cache_limit = cache_limit
@@ -406,7 +209,7 @@ class Tokenizer:
         if self._k is not None:
             hashes, run_doc, special = self._k.hash_words(arr.view(np.uint64), edges, doc_starts)
         else:
-            hashes = _word_hashes(arr, starts, ends - starts)
+            hashes = word_hashes(arr, starts, ends - starts)
             # Words before each document start -> each word's document, without a search per word.
             first_word = np.searchsorted(starts, doc_starts)
             counts = np.diff(first_word, append=len(starts))

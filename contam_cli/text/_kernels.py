@@ -1,11 +1,11 @@
-"""numba kernels; imported only through :func:`contam_cli._accel.kernels` (numba installed)."""
+"""numba kernels; imported only through :func:`contam_cli.text.accel.kernels` (numba installed)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from contam_cli.ngrams import _F1, _F2, _K, _P, _Q, _Q_INV
+from contam_cli.text.hashing import _F1, _F2, _K, _P, _Q, _Q_INV
 
 _U = np.uint64
 P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)

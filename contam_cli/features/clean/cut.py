@@ -8,13 +8,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from contam_cli.clean.edits import _PIECE_JOIN, _Edit, _edit_object, _removed, _Unit
 from contam_cli.engine import match_chunk
+from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.errors import ContamError, UsageError
-from contam_cli.index import EvalIndex
-from contam_cli.ngrams import Tokenizer
-from contam_cli.records import TextSpec
-from contam_cli.text import DEFAULT_NORM, NormConfig, token_spans
+from contam_cli.features.clean.edits import _PIECE_JOIN, _Edit, _edit_object, _removed, _Unit
+from contam_cli.io import TextSpec
+from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer, token_spans
 
 Mode = Literal["cut-span", "drop-doc"]
 

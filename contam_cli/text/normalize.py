@@ -11,7 +11,7 @@ The order of the steps matters and is fixed:
 4. characters of scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
    Khmer, Myanmar) are one token each, so Chinese and Japanese text gets usable n-grams.
 
-The byte-level fast path in :mod:`contam_cli.ngrams` produces exactly the tokens of
+The byte-level fast path in :mod:`contam_cli.text` produces exactly the tokens of
 :func:`tokenize`; a property test holds the two together.
 """
 

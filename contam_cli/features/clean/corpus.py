@@ -15,9 +15,11 @@ from typing import Any
 import orjson
 
 from contam_cli._version import __version__
-from contam_cli.clean.cut import CutRule, Mode, _Context, _plan_batch
-from contam_cli.clean.edits import _Edit, _Unit
-from contam_cli.clean.layout import (
+from contam_cli.engine.eval_index import build_eval_index
+from contam_cli.errors import ContamError
+from contam_cli.features.clean.cut import CutRule, Mode, _Context, _plan_batch
+from contam_cli.features.clean.edits import _Edit, _Unit
+from contam_cli.features.clean.layout import (
     CorpusArg,
     _check_targets,
     _corpus_groups,
@@ -26,12 +28,14 @@ from contam_cli.clean.layout import (
     _scan_options,
     _staged_dir,
 )
-from contam_cli.clean.rewrite import _copy_prefix, _Cursor, _LineSink, _read_all, _rebuild_array
-from contam_cli.errors import ContamError
-from contam_cli.index import build_eval_index
-from contam_cli.ngrams import Tokenizer
-from contam_cli.output import atomic_writer, write_atomic
-from contam_cli.pipeline import (
+from contam_cli.features.clean.rewrite import (
+    _copy_prefix,
+    _Cursor,
+    _LineSink,
+    _read_all,
+    _rebuild_array,
+)
+from contam_cli.features.scan import (
     EvalInput,
     PathLike,
     ProgressFn,
@@ -40,9 +44,11 @@ from contam_cli.pipeline import (
     load_eval,
     scan,
 )
+from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
+from contam_cli.io.output import atomic_writer, write_atomic
 from contam_cli.policy import FlagPolicy
-from contam_cli.records import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.report import Report
+from contam_cli.text import Tokenizer
 
 MANIFEST_NAME = ".contam-manifest.json"
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from contam_cli.clean.layout import (
+from contam_cli.errors import InputError, UsageError
+from contam_cli.features.clean.layout import (
     CorpusArg,
     _as_paths,
     _check_targets,
@@ -17,13 +18,12 @@ from contam_cli.clean.layout import (
     _scan_options,
     _staged_dir,
 )
-from contam_cli.clean.rewrite import _Cursor, _LineSink, _read_all, _rebuild_array
-from contam_cli.errors import InputError, UsageError
-from contam_cli.model import Record
-from contam_cli.output import atomic_writer
-from contam_cli.pipeline import PathLike, ProgressFn, ScanOptions, scan
+from contam_cli.features.clean.rewrite import _Cursor, _LineSink, _read_all, _rebuild_array
+from contam_cli.features.scan import PathLike, ProgressFn, ScanOptions, scan
+from contam_cli.io import detect_format, open_binary, read_eval
+from contam_cli.io.model import Record
+from contam_cli.io.output import atomic_writer
 from contam_cli.policy import FlagPolicy
-from contam_cli.records import detect_format, open_binary, read_eval
 from contam_cli.report import ExampleResult, Report
 
 

@@ -21,13 +21,18 @@ from __future__ import annotations
 
 # NOTE: the `X as X` names are not public API, only importable from here as before the split
 # (cli/clean.py uses Mode, tests use _kept_spans).
-from contam_cli.clean.corpus import MANIFEST_NAME, CorpusCleanResult, FileStats, clean_corpus
-from contam_cli.clean.corpus import MANIFEST_SCHEMA as MANIFEST_SCHEMA
-from contam_cli.clean.cut import CutRule
-from contam_cli.clean.cut import Mode as Mode
-from contam_cli.clean.cut import _kept_spans as _kept_spans
-from contam_cli.clean.eval import EvalCleanResult, clean_eval
-from contam_cli.clean.layout import CorpusArg as CorpusArg
+from contam_cli.features.clean.corpus import (
+    MANIFEST_NAME,
+    CorpusCleanResult,
+    FileStats,
+    clean_corpus,
+)
+from contam_cli.features.clean.corpus import MANIFEST_SCHEMA as MANIFEST_SCHEMA
+from contam_cli.features.clean.cut import CutRule
+from contam_cli.features.clean.cut import Mode as Mode
+from contam_cli.features.clean.cut import _kept_spans as _kept_spans
+from contam_cli.features.clean.eval import EvalCleanResult, clean_eval
+from contam_cli.features.clean.layout import CorpusArg as CorpusArg
 
 __all__ = [
     "MANIFEST_NAME",

@@ -14,24 +14,23 @@ from typing import Any, Union, cast
 
 import numpy as np
 
-from contam_cli._accel import kernels
 from contam_cli._version import __version__
-from contam_cli.corpus_index import load_header, match_index
 from contam_cli.engine import ORDER_FILE_SHIFT, Accumulator, DocBatch, iter_batches
+from contam_cli.engine.corpus_index import load_header, match_index
+from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.errors import UsageError
-from contam_cli.index import EvalIndex, build_eval_index
-from contam_cli.model import Locator, Record
-from contam_cli.ngrams import HASH_NAME, Tokenizer
-from contam_cli.policy import FlagPolicy, zscores
-from contam_cli.records import (
+from contam_cli.io import (
     TextSpec,
     iter_eval,
     iter_files,
     iter_text_batches,
     sha256_file,
 )
+from contam_cli.io.model import Locator, Record
+from contam_cli.policy import FlagPolicy, zscores
 from contam_cli.report import ExampleTable, Report, SourceResult, fingerprint, fingerprints
-from contam_cli.text import DEFAULT_NORM, NormConfig
+from contam_cli.text import DEFAULT_NORM, HASH_NAME, NormConfig, Tokenizer
+from contam_cli.text.accel import kernels
 
 __all__ = ["scan", "Source", "ScanOptions", "resolve_sources", "load_eval", "index_eval"]
 

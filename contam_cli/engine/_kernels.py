@@ -1,7 +1,8 @@
 """numba kernels for the eval index: building it without sort temporaries, and probing it.
 
-Imported only through :func:`contam_cli._accel.kernels` (numba installed). The numpy code in
-:mod:`contam_cli.index` computes the same arrays; tests hold both paths to each other.
+Imported only through :func:`contam_cli.engine.accel.index_kernels` (numba installed). The
+numpy code in :mod:`contam_cli.engine.eval_index` computes the same arrays; tests hold both paths
+to each other.
 """
 
 from __future__ import annotations

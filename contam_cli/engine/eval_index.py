@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from contam_cli.ngrams import Tokenizer
-from contam_cli.text import DEFAULT_NORM, NormConfig
+from contam_cli.engine.accel import index_kernels
+from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
 
 __all__ = ["EvalIndex", "build_eval_index"]
 
@@ -86,14 +86,15 @@ class EvalIndex:
                 out += np.bincount(self.occ_ex[j], minlength=self.n_examples)
         return out
 
-    def lookup(self, hashes: np.ndarray, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def lookup(self, hashes: np.ndarray, accel: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Positions in `hashes` that are eval n-grams, and the index into `grams` of each.
 
-        `kernels`: the compiled kernels to use (see :mod:`contam_cli._accel`), or None for numpy.
+        `accel`: use the compiled kernels (see :mod:`contam_cli.engine.accel`) when installed.
         """
         if len(self.grams) == 0 or len(hashes) == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty
+        kernels = index_kernels() if accel else None
         if kernels is not None:
             # NOTE: a filter within the L2 cache (a few thousand examples) gains nothing from
             # prefetching; a larger one (16 MB for 100,000 examples) about halves probe time.
@@ -149,8 +150,9 @@ def build_eval_index(
     # NOTE: `parts` is handed over and emptied as it is used, so that no caller variable keeps
     # the unsorted arrays alive while the sorted ones are built.
     total = np.zeros(len(n_tok), dtype=np.int64)
-    if tk.kernels is not None:
-        grams, ex, pos, ptr, occ_first = _sort_compiled(parts, tk.kernels, total)
+    k = index_kernels() if tk.kernels is not None else None
+    if k is not None:
+        grams, ex, pos, ptr, occ_first = _sort_compiled(parts, k, total)
     else:
         grams, ex, pos, ptr, occ_first = _sort_numpy(parts, total)
     words_log2 = _bloom_log2(len(grams))
@@ -164,10 +166,10 @@ def build_eval_index(
         occ_pos=pos,
         occ_first=occ_first,
         total_ngrams=total,
-        words=_bloom(grams, words_log2, tk.kernels),
+        words=_bloom(grams, words_log2, k),
         words_log2=words_log2,
         digests=digests,
-        **_directory(grams, tk.kernels),
+        **_directory(grams, k),
     )
 
 

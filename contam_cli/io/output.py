@@ -16,14 +16,14 @@ from typing import IO, TYPE_CHECKING, Any, Literal, cast
 from contam_cli.errors import MissingExtraError, OutputError
 
 if TYPE_CHECKING:
-    from contam_cli.records import StrPath
+    from contam_cli.io import StrPath
 
 __all__ = ["atomic_writer", "write_atomic"]
 
 _COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
 
 
-def _split_compression(name: str) -> tuple[str, str]:
+def split_compression(name: str) -> tuple[str, str]:
     """Split ``"a.jsonl.gz"`` into ``("a.jsonl", ".gz")``; no compression gives ``(name, "")``."""
     lower = name.lower()
     for suffix in _COMPRESSION:
@@ -45,7 +45,7 @@ def _check_not_input(target: Path, inputs: Sequence[StrPath]) -> None:
 
 def _compressor(raw: IO[bytes], name: str) -> IO[bytes]:
     """A stream that compresses into ``raw`` by the suffix of ``name`` (``raw`` itself if none)."""
-    compression = _split_compression(name)[1]
+    compression = split_compression(name)[1]
     if compression == ".gz":
         # NOTE: an empty file name and mtime 0 keep the output byte-identical between runs.
         return cast(IO[bytes], gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0))

@@ -31,12 +31,11 @@ import orjson
 
 from contam_cli._version import __version__
 from contam_cli.engine import Accumulator, best_runs, make_evidence
+from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.errors import IndexMismatchError, InputError, OutputError
-from contam_cli.index import EvalIndex
-from contam_cli.model import Record
-from contam_cli.ngrams import HASH_NAME, Tokenizer
-from contam_cli.records import iter_records, iter_text_batches, sha256_file
-from contam_cli.text import NormConfig
+from contam_cli.io import iter_records, iter_text_batches, sha256_file
+from contam_cli.io.model import Record
+from contam_cli.text import HASH_NAME, NormConfig, Tokenizer
 
 __all__ = ["INDEX_FORMAT", "IndexHeader", "build_corpus_index", "load_header", "match_index"]
 

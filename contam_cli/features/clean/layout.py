@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from contam_cli.errors import OutputError, UsageError
-from contam_cli.pipeline import EvalInput, PathLike, ScanOptions
-from contam_cli.records import iter_files
+from contam_cli.features.scan import EvalInput, PathLike, ScanOptions
+from contam_cli.io import iter_files
 
 CorpusArg = PathLike | Sequence[PathLike] | Mapping[str, PathLike | Sequence[PathLike]]
 

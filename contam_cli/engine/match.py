@@ -1,0 +1,149 @@
+"""The streaming match engine: corpus chunks in, per-example matches and exact runs out.
+
+Each chunk (about ``chunk_bytes`` of whole documents from one source) goes through:
+
+1. token and n-gram hashes for the whole chunk (:class:`~contam_cli.text.Tokenizer`);
+2. membership against the eval index (Bloom filter, then the exact search in one bucket);
+3. every hit joined to every (example, position) where that n-gram occurs in the eval set;
+4. exact runs: a hit at (example position i, document position c) continues a hit at
+   (i - 1, c - 1) in the same document, so runs are maximal segments of consecutive i on one
+   diagonal ``c - i`` of one document -- a verbatim copy, never chained across documents;
+5. the longest run per example is offered to the :class:`Accumulator`, which keeps the best per
+   (source, example) with a deterministic tie-break (earliest document, earliest position) and
+   takes the evidence text from the document while it is still in memory (its character
+   offsets come from the word spans the tokenizer found, see ``_RunOffsets``).
+
+Documents never span chunks, so chunking cannot change results; accumulators merge in any order,
+so shards can run in any process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from contam_cli.engine.eval_index import EvalIndex
+from contam_cli.io.model import Record
+from contam_cli.text import Tokenizer, WordLayout
+
+__all__ = [
+    "ChunkHits",
+    "ChunkRuns",
+    "DocBatch",
+    "ORDER_FILE_SHIFT",
+    "best_runs",
+    "iter_batches",
+    "match_chunk",
+]
+
+#: Documents are ordered by (file ordinal, position in file); a file holds < 2**40 bytes of records.
+ORDER_FILE_SHIFT = 40
+
+
+@dataclass
+class DocBatch:
+    """Whole documents of one source, ready to tokenize as one chunk."""
+
+    source: int
+    raw: list[bytes]
+    """Each document's text, UTF-8."""
+    order: np.ndarray
+    """Each document's place in the source (file ordinal, then position): ties go to the lowest."""
+    record: Callable[[int], Record]
+    """Document d's full Record, built on demand (only documents that become evidence need it)."""
+    range_lines: tuple[tuple[str, int], list[int]] | None = None
+    """For a byte-range shard: the range (path, start) and each document's range-relative line."""
+
+
+def iter_batches(
+    records: Iterable[tuple[Record, int]], source: int, chunk_bytes: int
+) -> Iterator[DocBatch]:
+    """Group (record, order) pairs into batches of about `chunk_bytes` of text."""
+    recs: list[Record] = []
+    raws: list[bytes] = []
+    orders: list[int] = []
+    size = 0
+    for rec, order in records:
+        raw = rec.text.encode("utf-8", "surrogatepass")
+        recs.append(rec)
+        raws.append(raw)
+        orders.append(order)
+        size += len(raw) + 1
+        if size >= chunk_bytes:
+            yield DocBatch(source, raws, np.array(orders, dtype=np.int64), recs.__getitem__)
+            recs, raws, orders, size = [], [], [], 0
+    if recs:
+        yield DocBatch(source, raws, np.array(orders, dtype=np.int64), recs.__getitem__)
+
+
+@dataclass
+class ChunkRuns:
+    """The best run per example found in one chunk (parallel arrays)."""
+
+    example: np.ndarray
+    length: np.ndarray
+    doc: np.ndarray
+    doc_pos: np.ndarray
+    eval_pos: np.ndarray
+    words: WordLayout | None = None
+    """The chunk's words, when evidence offsets can come from them (see :class:`_RunOffsets`)."""
+    doc_first: np.ndarray | None = None
+    """With `words`: each document's first token in the chunk's token stream."""
+
+
+@dataclass
+class ChunkHits:
+    """Raw matches of one chunk: matched gram indices and the hit windows per document."""
+
+    grams: np.ndarray
+    doc: np.ndarray
+    doc_pos: np.ndarray
+
+
+def match_chunk(
+    index: EvalIndex, tk: Tokenizer, raw: list[bytes]
+) -> tuple[ChunkHits, ChunkRuns] | None:
+    """Find every eval n-gram in `raw` documents and the best exact run per example."""
+    stream = tk.tokens(raw)
+    grams, win = tk.ngrams(stream, index.n)
+    hit, uidx = index.lookup(grams, accel=tk.kernels is not None)
+    if len(hit) == 0:
+        return None
+    k = win[hit]
+    counts = np.bincount(stream.doc, minlength=len(raw))
+    doc_first = np.cumsum(counts) - counts
+    doc = stream.doc[k]
+    pos = k - doc_first[doc]
+    hits = ChunkHits(uidx, doc, pos)
+    runs = best_runs(index, uidx, doc, pos)
+    if stream.words is not None:
+        runs.words, runs.doc_first = stream.words, doc_first
+    return hits, runs
+
+
+def best_runs(index: EvalIndex, uidx: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> ChunkRuns:
+    # Join each hit to every place its n-gram has in the eval set.
+    lo = index.occ_ptr[uidx]
+    cnt = index.occ_ptr[uidx + 1] - lo
+    rep = np.repeat(np.arange(len(uidx)), cnt)
+    j = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+    e = index.occ_ex[j].astype(np.int64)
+    i = index.occ_pos[j].astype(np.int64)
+    d = doc[rep]
+    c = pos[rep]
+    diag = c - i
+    o = np.lexsort((i, diag, d, e))
+    e, i, d, c, diag = e[o], i[o], d[o], c[o], diag[o]
+    brk = np.ones(len(e), dtype=bool)
+    brk[1:] = (
+        (e[1:] != e[:-1]) | (d[1:] != d[:-1]) | (diag[1:] != diag[:-1]) | (i[1:] != i[:-1] + 1)
+    )
+    start = np.flatnonzero(brk)
+    length = np.diff(np.append(start, len(e))) + index.n - 1
+    se, sd, sc, si = e[start], d[start], c[start], i[start]
+    # Best per example: longest, then earliest document, then earliest position.
+    o2 = np.lexsort((sc, sd, -length, se))
+    first = o2[np.flatnonzero(np.r_[True, se[o2][1:] != se[o2][:-1]])]
+    return ChunkRuns(se[first], length[first], sd[first], sc[first], si[first])

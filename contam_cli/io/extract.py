@@ -1,0 +1,212 @@
+"""Text and id extraction: which part of a parsed record is its text, and which its id."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contam_cli.errors import InputError
+
+__all__ = [
+    "ID_KEYS",
+    "TextSpec",
+    "Where",
+    "extract_id",
+    "extract_text",
+    "fail",
+    "find_id",
+    "lookup",
+]
+
+Where = tuple[str, int | None]
+"""(path, line) of the record being read, for error messages."""
+
+_TEXT_KEYS = "text, content, question, prompt, instruction, messages, conversations"
+ID_KEYS = ("id", "_id", "uid", "qid", "question_id", "task_id", "example_id", "idx")
+"""The keys an id is auto-detected from, in order."""
+_SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class TextSpec:
+    """Which part of a record is its text and which its id (``--field/--roles/--id-field``).
+
+    ``TextSpec()`` auto-detects both; ``TextSpec(fields=("question", "choices.0"))`` joins two
+    fields with a newline; ``TextSpec(roles=("user",))`` keeps only the user turns of a chat record.
+    """
+
+    fields: tuple[str, ...] = ()
+    """Dotted paths (dict keys; integer parts index lists). Several are joined with "\\n"."""
+    roles: tuple[str, ...] | None = None
+    """Chat roles to keep (ShareGPT ``human``/``gpt`` match ``user``/``assistant``); None = all."""
+    id_field: str | None = None
+    """Dotted path of the id; None = the first of the usual id keys, else the position."""
+
+
+def fail(where: Where, message: str) -> InputError:
+    return InputError(where[0], message, where[1])
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number" if isinstance(value, (int, float)) else "a value")
+
+
+def lookup(obj: object, path: str) -> object:
+    """The value at a dotted path, or ``_MISSING``. A key that itself contains dots wins."""
+    if isinstance(obj, dict) and path in obj:
+        return obj[path]
+    current = obj
+    for part in path.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and re.fullmatch(r"-?\d+", part):
+            index = int(part)
+            if not -len(current) <= index < len(current):
+                return _MISSING
+            current = current[index]
+        else:
+            return _MISSING
+    return current
+
+
+def _turn_text(turn: dict[str, Any], spec: TextSpec, where: Where) -> str | None:
+    """The text of one chat turn (OpenAI ``role/content`` or ShareGPT ``from/value``), if kept."""
+    role = turn.get("role", turn.get("from"))
+    if spec.roles is not None:
+        raw = str(role)
+        if raw not in spec.roles and _SHAREGPT_ROLES.get(raw, raw) not in spec.roles:
+            return None
+    content = turn["content"] if "content" in turn else turn.get("value")
+    return None if content is None else _value_text(content, "content", spec, where)
+
+
+def _item_text(item: object, name: str, spec: TextSpec, where: Where) -> str | None:
+    """One list element: a string, a chat turn, or a content part (non-text parts give None)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, (int, float)):
+        return str(item)
+    if item is None:
+        return None
+    if isinstance(item, dict):
+        if "role" in item or "from" in item:
+            return _turn_text(item, spec, where)
+        if "text" in item and str(item.get("type", "text")).endswith("text"):
+            return _value_text(item["text"], name, spec, where)
+        if "type" in item:
+            return None
+    raise fail(
+        where,
+        f"field {name!r} holds {_kind(item)} that is not text, a chat turn or a "
+        "content part; choose the text with --field",
+    )
+
+
+def _value_text(value: object, name: str, spec: TextSpec, where: Where) -> str:
+    """Text from a field value: a string, a number, a list of strings/parts, or a chat."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list):
+        parts = (_item_text(item, name, spec, where) for item in value)
+        return "\n".join(p for p in parts if p is not None)
+    raise fail(where, f"field {name!r} is {_kind(value)}, not text; choose the text with --field")
+
+
+def _joined(obj: dict[str, Any], keys: Sequence[str], spec: TextSpec, where: Where) -> str:
+    """The non-empty texts of ``keys`` (absent keys count as empty), joined by newlines."""
+    texts = (_value_text(obj.get(key), key, spec, where) for key in keys)
+    return "\n".join(text for text in texts if text)
+
+
+def _auto_text(obj: dict[str, Any], spec: TextSpec, where: Where) -> str:
+    for key in ("text", "content"):
+        if obj.get(key) is not None:
+            return _value_text(obj[key], key, spec, where)
+    if obj.get("question") is not None:
+        return _joined(obj, ("question", "answer"), spec, where)
+    if obj.get("prompt") is not None:
+        return _joined(obj, ("prompt", "completion"), spec, where)
+    if obj.get("instruction") is not None:
+        return _joined(obj, ("instruction", "input", "output"), spec, where)
+    for key in ("messages", "conversations"):
+        if obj.get(key) is not None:
+            return _value_text(obj[key], key, spec, where)
+    raise fail(where, f"no text field found (looked for {_TEXT_KEYS}); use --field")
+
+
+def _field_text(obj: object, field: str, spec: TextSpec, where: Where) -> str:
+    value = lookup(obj, field)
+    if value is _MISSING:
+        raise fail(where, f"field {field!r} not found in this record")
+    return _value_text(value, field, spec, where)
+
+
+def extract_text(obj: object, spec: TextSpec, where: Where) -> str:
+    """The text of one parsed record: ``spec.fields`` joined by newlines, or auto-detected.
+
+    A bare JSON string is its own text. Auto-detection takes the first of ``text``, ``content``,
+    ``question`` (+``answer``), ``prompt`` (+``completion``), ``instruction`` (+``input``,
+    ``output``), ``messages`` and ``conversations``; chat turns are filtered by ``spec.roles``.
+
+    >>> extract_text({"question": "2+2?", "answer": 4}, TextSpec(), ("x.jsonl", 1))
+    '2+2?\\n4'
+    """
+    if isinstance(obj, str):
+        return obj
+    if not isinstance(obj, dict):
+        raise fail(where, f"record is {_kind(obj)}, expected an object or a string")
+    if spec.fields:
+        return "\n".join(_field_text(obj, field, spec, where) for field in spec.fields)
+    return _auto_text(obj, spec, where)
+
+
+def _as_id(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def find_id(obj: object, spec: TextSpec, where: Where, required: bool) -> str | None:
+    if spec.id_field is not None:
+        value = lookup(obj, spec.id_field)
+        if value is _MISSING:
+            if not required:
+                return None
+            raise fail(where, f"id field {spec.id_field!r} not found in this record")
+        found = _as_id(value)
+        if found is None:
+            raise fail(
+                where,
+                f"id field {spec.id_field!r} is {_kind(value)}, expected a string or an integer",
+            )
+        return found
+    if isinstance(obj, dict):
+        for key in ID_KEYS:
+            found = _as_id(obj.get(key))
+            if found is not None:
+                return found
+    return None
+
+
+def extract_id(obj: object, spec: TextSpec, where: Where) -> str | None:
+    """The id of one parsed record (``spec.id_field`` or the first usual id key), or None.
+
+    Integer ids become strings; booleans, null and containers are never ids. A missing
+    ``spec.id_field`` is an error; with auto-detection, None means "use the position".
+
+    >>> extract_id({"idx": 7}, TextSpec(), ("x.jsonl", 1))
+    '7'
+    """
+    return find_id(obj, spec, where, required=True)

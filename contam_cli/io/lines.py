@@ -1,0 +1,96 @@
+"""Line files: splitting a stream into lines, parsing and decoding one line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import orjson
+
+from contam_cli.errors import InputError
+from contam_cli.io.extract import Where, fail
+from contam_cli.io.formats import BLOCK_SIZE, read
+
+__all__ = [
+    "BOM",
+    "decode_line",
+    "decode_whole",
+    "iter_lines",
+    "line_span",
+    "parse_line",
+    "seek_line_start",
+]
+
+BOM = b"\xef\xbb\xbf"
+
+
+def iter_lines(fh: BinaryIO, offset: int, path: str) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` for each line from ``offset`` on, without its ``\\n`` (``\\r`` is kept).
+
+    NOTE: pieces without a newline are collected and joined once, so a huge line costs O(n).
+    """
+    pending: list[bytes] = []
+    count = 0
+    while block := read(fh, BLOCK_SIZE, path, count + 1):
+        if b"\n" not in block:
+            pending.append(block)
+            continue
+        lines = b"".join((*pending, block)).split(b"\n") if pending else block.split(b"\n")
+        pending = [lines.pop()]
+        for line in lines:
+            yield offset, line
+            offset += len(line) + 1
+        count += len(lines)
+    tail = b"".join(pending)
+    if tail:
+        yield offset, tail
+
+
+def line_span(offset: int, line: bytes) -> tuple[int, int, bytes]:
+    """Strip ``\\r`` (and a BOM at file start) from a line: ``(start, end, content)``."""
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    if offset == 0 and line.startswith(BOM):
+        return 3, len(line), line[3:]
+    return offset, offset + len(line), line
+
+
+def parse_line(content: bytes, where: Where) -> object:
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        try:
+            content.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise fail(where, f"invalid UTF-8 (byte {bad.start + 1} of the line)") from None
+        raise fail(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+
+
+def decode_line(content: bytes, where: Where) -> str:
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        raise fail(where, f"invalid UTF-8 (byte {bad.start + 1} of the line)") from None
+
+
+def seek_line_start(fh: BinaryIO, start: int, path: str) -> int:
+    """Position ``fh`` at the first line starting at or after ``start``; return that offset."""
+    if start == 0:
+        return 0
+    pos = start - 1
+    fh.seek(pos)
+    while chunk := read(fh, 1 << 16, path, None):
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            fh.seek(pos + newline + 1)
+            return pos + newline + 1
+        pos += len(chunk)
+    return pos
+
+
+def decode_whole(data: bytes, path: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = data.count(b"\n", 0, bad.start) + 1
+        raise InputError(path, "invalid UTF-8", line) from None

@@ -1,0 +1,246 @@
+"""Readers for every input format: a file becomes a stream of Records.
+
+A file is opened (decompressing by suffix), split into records by its format (JSONL/NDJSON lines,
+a JSON array, TXT lines or documents, Parquet rows), and each record becomes a
+:class:`~contam_cli.io.model.Record` through :func:`~contam_cli.io.extract.extract_text` and
+:func:`~contam_cli.io.extract.find_id`. Every problem with an input is an
+:class:`~contam_cli.errors.InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from contam_cli.errors import InputError
+from contam_cli.io.columnar import arrow_records, parquet_records
+from contam_cli.io.discover import iter_files
+from contam_cli.io.extract import TextSpec, Where, extract_text, find_id
+from contam_cli.io.formats import Format, StrPath, detect_format, open_binary, read
+from contam_cli.io.jsonarray import iter_array_elements
+from contam_cli.io.lines import (
+    BOM,
+    decode_line,
+    decode_whole,
+    iter_lines,
+    line_span,
+    parse_line,
+    seek_line_start,
+)
+from contam_cli.io.model import Locator, Record
+from contam_cli.io.output import split_compression
+
+__all__ = ["Role", "Source", "iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval"]
+
+Role = Literal["eval", "corpus"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What every format reader needs to know about the file it reads."""
+
+    path: str
+    role: Role
+    spec: TextSpec
+    name: str
+    """File name relative to the directory given (or the basename of a file given): the id of a
+    one-document TXT file and the prefix of qualified ids."""
+    qualify_ids: bool = False
+    """Prefix positional ids with ``name:`` (read_eval over several files)."""
+
+    def make(self, obj: object, where: Where, position: str, locator: Locator) -> Record:
+        text = extract_text(obj, self.spec, where)
+        found = find_id(obj, self.spec, where, required=self.role == "eval")
+        if found is None:
+            found = f"{self.name}:{position}" if self.qualify_ids else position
+        return Record(found, text, locator)
+
+
+def _line_records(
+    src: Source, lines: Iterator[tuple[int, bytes]], fmt: Format, end: int | None
+) -> Iterator[Record]:
+    """Records of a JSONL or eval-TXT stream. ``end`` set = byte-range mode (no line numbers)."""
+    fast = not src.spec.fields and src.spec.id_field is None and fmt == "jsonl"
+    ranged = end is not None
+    limit = sys.maxsize if end is None else end
+    line_no = 0
+    ordinal = 0
+    path = src.path
+    for offset, raw in lines:
+        line_no += 1
+        if offset >= limit:
+            return
+        if not raw or raw.isspace():
+            continue
+        if offset and not raw.endswith(b"\r"):  # NOTE: hot path, _line_span inlined
+            start, stop, content = offset, offset + len(raw), raw
+        else:
+            start, stop, content = line_span(offset, raw)
+        line = None if ranged else line_no
+        where = (path, line)
+        locator = Locator(path, line, None if ranged else ordinal, (start, stop))
+        ordinal += 1
+        if fmt == "txt":
+            obj: object = decode_line(content, where)
+        else:
+            obj = parse_line(content, where)
+            if fast and type(obj) is dict:  # NOTE: hot path: {"id": str, "text": str}, no spec.
+                text = obj.get("text")
+                found = obj.get("id")
+                if type(text) is str and type(found) is str:
+                    yield Record(found, text, locator)
+                    continue
+        yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
+
+
+def _ranged_records(src: Source, fmt: Format, byte_range: tuple[int, int]) -> Iterator[Record]:
+    start, end = byte_range
+    if not 0 <= start <= end:
+        raise ValueError(f"invalid byte range {byte_range}")
+    with open(src.path, "rb") as fh:
+        first = seek_line_start(fh, start, src.path)
+        yield from _line_records(src, iter_lines(fh, first, src.path), fmt, end)
+
+
+def read_all(path: str) -> bytes:
+    with open_binary(path) as fh:
+        return read(fh, -1, path, None)
+
+
+def _txt_document(src: Source) -> Iterator[Record]:
+    data = read_all(src.path)
+    start = 3 if data.startswith(BOM) else 0
+    text = decode_whole(data, src.path)[1 if start else 0 :]
+    if text.strip():
+        yield Record(src.name, text, Locator(src.path, 1, 0, (start, len(data))))
+
+
+def _json_records(src: Source) -> Iterator[Record]:
+    data = read_all(src.path)
+    elements = iter_array_elements(decode_whole(data, src.path), src.path)
+    for index, (obj, line, span) in enumerate(elements):
+        where = (src.path, line)
+        yield src.make(obj, where, str(index), Locator(src.path, line, index, span))
+
+
+def _file_records(src: Source, byte_range: tuple[int, int] | None) -> Iterator[Record]:
+    fmt = detect_format(src.path)
+    compressed = bool(split_compression(Path(src.path).name)[1])
+    if byte_range is not None:
+        if compressed or not (fmt == "jsonl" or (fmt == "txt" and src.role == "eval")):
+            raise ValueError(f"{src.path}: byte_range needs an uncompressed .jsonl or eval .txt")
+        yield from _ranged_records(src, fmt, byte_range)
+    elif fmt == "parquet":
+        yield from parquet_records(src)
+    elif fmt == "arrow":
+        yield from arrow_records(src)
+    elif fmt == "json":
+        yield from _json_records(src)
+    elif fmt == "txt" and src.role == "corpus":
+        yield from _txt_document(src)
+    else:
+        with open_binary(src.path) as fh:
+            yield from _line_records(src, iter_lines(fh, 0, src.path), fmt, None)
+
+
+def _read_file(src: Source, byte_range: tuple[int, int] | None = None) -> Iterator[Record]:
+    """Records of one file; an unreadable or empty file is an InputError."""
+    count = 0
+    try:
+        for record in _file_records(src, byte_range):
+            count += 1
+            yield record
+    except OSError as exc:
+        raise InputError(src.path, f"cannot read file: {exc.strerror or exc}") from None
+    if count == 0 and byte_range is None:
+        raise InputError(src.path, "no records")
+
+
+def iter_records(
+    path: StrPath,
+    *,
+    role: Role,
+    spec: TextSpec = TextSpec(),
+    byte_range: tuple[int, int] | None = None,
+) -> Iterator[Record]:
+    """Stream the records of one file (or of every input file below a directory).
+
+    ``byte_range=(start, end)`` (uncompressed .jsonl, or .txt with ``role="eval"``) yields exactly
+    the records whose line starts at a byte offset in ``[start, end)``, so adjacent ranges split a
+    file without loss or overlap. In that mode ``Locator.line`` and ``Locator.record`` are None
+    (counting earlier lines would mean reading them), spans stay absolute file offsets, a record
+    without an id gets ``"@<offset>"`` instead of its line number, and an empty range is no error.
+    """
+    if Path(path).is_dir():
+        if byte_range is not None:
+            raise ValueError(f"{path}: byte_range needs a file, not a directory")
+        for file in iter_files(path):
+            name = file.relative_to(path).as_posix()
+            yield from _read_file(Source(str(file), role, spec, name))
+        return
+    yield from _read_file(Source(str(path), role, spec, Path(path).name), byte_range)
+
+
+def _sources(
+    paths: Sequence[StrPath],
+    role: Role,
+    spec: TextSpec,
+    include: Sequence[str],
+    exclude: Sequence[str],
+) -> list[Source]:
+    sources = []
+    for path in paths:
+        is_dir = Path(path).is_dir()
+        for file in iter_files(path, include, exclude):
+            name = file.relative_to(path).as_posix() if is_dir else file.name
+            sources.append(Source(str(file), role, spec, name))
+    return sources
+
+
+def read_eval(
+    paths: Sequence[StrPath],
+    spec: TextSpec = TextSpec(),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> list[Record]:
+    """Every eval example from ``paths`` (files or directories), refusing duplicate ids.
+
+    When more than one file is read, a record without an id gets ``"<file>:<line>"`` rather than
+    the bare line number, so id-less files can be combined.
+    """
+    return list(iter_eval(paths, spec, include, exclude))
+
+
+def iter_eval(
+    paths: Sequence[StrPath],
+    spec: TextSpec = TextSpec(),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Iterator[Record]:
+    """:func:`read_eval`, one record at a time (a duplicate id fails when it is reached)."""
+    sources = _sources(paths, "eval", spec, include, exclude)
+    qualify = len(sources) > 1
+    seen: dict[str, Locator] = {}
+    for src in sources:
+        for record in _read_file(Source(src.path, "eval", spec, src.name, qualify)):
+            first = seen.setdefault(record.id, record.locator)
+            if first is not record.locator:
+                loc = record.locator
+                raise InputError(
+                    loc.path, f"duplicate id {record.id!r} (first seen at {first})", loc.line
+                )
+            yield record
+
+
+def iter_corpus(
+    paths: Sequence[StrPath],
+    spec: TextSpec = TextSpec(),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Iterator[Record]:
+    """Stream every corpus document from ``paths`` (files or directories), in a stable order."""
+    for src in _sources(paths, "corpus", spec, include, exclude):
+        yield from _read_file(src)
