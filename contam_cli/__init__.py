@@ -10,13 +10,47 @@ from __future__ import annotations
 
 from contam_cli._version import __version__
 from contam_cli.engine.eval_index import EvalIndex, build_eval_index
-from contam_cli.errors import ContamError, InputError, UsageError
-from contam_cli.features.clean import clean_corpus, clean_eval
-from contam_cli.features.scan import ScanOptions, scan
-from contam_cli.io import TextSpec, extract_text, iter_corpus, iter_records, read_eval
-from contam_cli.io.model import Locator, Record
+from contam_cli.engine.evidence import Evidence
+from contam_cli.engine.options import ScanOptions
+from contam_cli.errors import (
+    ArgumentError,
+    ContamError,
+    IndexMismatchError,
+    InputError,
+    MissingExtraError,
+    OutputError,
+    UsageError,
+)
+from contam_cli.features.clean import (
+    CorpusCleanResult,
+    CutRule,
+    EvalCleanResult,
+    FileStats,
+    clean_corpus,
+    clean_eval,
+)
+from contam_cli.features.scan import scan
+from contam_cli.io import (
+    Locator,
+    Record,
+    TextSpec,
+    extract_text,
+    iter_corpus,
+    iter_records,
+    read_eval,
+)
 from contam_cli.policy import FlagPolicy, SourceThreshold
-from contam_cli.report import ExampleResult, Report
+from contam_cli.report import (
+    ExampleResult,
+    ExampleTable,
+    Method,
+    NgramResult,
+    Reason,
+    Report,
+    SourceResult,
+    load_report,
+    save_report,
+)
 from contam_cli.text import (
     NormConfig,
     Tokenizer,
@@ -26,34 +60,52 @@ from contam_cli.text import (
     token_hash,
     tokenize,
 )
+from contam_cli.text.fingerprint import text_fingerprint
 
 __all__ = [
-    "__version__",
+    "ArgumentError",
     "ContamError",
+    "CorpusCleanResult",
+    "CutRule",
+    "EvalCleanResult",
     "EvalIndex",
+    "Evidence",
     "ExampleResult",
+    "ExampleTable",
+    "FileStats",
     "FlagPolicy",
+    "IndexMismatchError",
     "InputError",
     "Locator",
+    "Method",
+    "MissingExtraError",
+    "NgramResult",
     "NormConfig",
+    "OutputError",
+    "Reason",
     "Record",
     "Report",
     "ScanOptions",
+    "SourceResult",
     "SourceThreshold",
     "TextSpec",
     "Tokenizer",
     "UsageError",
+    "__version__",
     "build_eval_index",
     "clean_corpus",
     "clean_eval",
     "extract_text",
     "iter_corpus",
     "iter_records",
+    "load_report",
     "ngram_hash",
     "ngram_hashes",
     "normalize",
     "read_eval",
+    "save_report",
     "scan",
+    "text_fingerprint",
     "token_hash",
     "tokenize",
 ]

@@ -30,6 +30,13 @@ class UsageError(ContamError):
     """A combination of options that cannot work (the CLI maps it to exit code 2)."""
 
 
+class ArgumentError(UsageError, TypeError):
+    """A library argument of the wrong type or value; the message names the argument.
+
+    Also a TypeError, so callers that catch TypeError for bad arguments keep working.
+    """
+
+
 class OutputError(ContamError):
     """A refused or failed write: over an input, into an input directory, a non-empty directory."""
 

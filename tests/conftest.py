@@ -45,3 +45,18 @@ def chdir_tmp(tmp_path: Path) -> Path:
     os.chdir(tmp_path)
     yield tmp_path
     os.chdir(old)
+
+
+_SCHEMA = None
+
+
+def assert_valid_report(data: bytes | str | dict) -> dict:
+    """Validate a written report against the JSON Schema the package ships; return it parsed."""
+    global _SCHEMA
+    import jsonschema
+
+    if _SCHEMA is None:
+        _SCHEMA = orjson.loads((ROOT / "contam_cli" / "report" / "schema.json").read_bytes())
+    doc = data if isinstance(data, dict) else orjson.loads(data)
+    jsonschema.Draft202012Validator(_SCHEMA).validate(doc)
+    return doc

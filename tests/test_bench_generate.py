@@ -33,22 +33,30 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def data(runs: tuple[Path, Path]) -> dict:
     out = runs[0]
-    docs = {d["id"]: d["text"] for p in sorted((out / "corpus").glob("*.jsonl"))
-            for d in _jsonl(p)}
+    docs = {d["id"]: d["text"] for p in sorted((out / "corpus").glob("*.jsonl")) for d in _jsonl(p)}
     evals = {e["id"]: e["text"] for e in _jsonl(out / "eval.jsonl")}
-    return {"out": out, "docs": docs, "evals": evals, "labels": _jsonl(out / "labels.jsonl"),
-            "meta": orjson.loads((out / "meta.json").read_bytes())}
+    return {
+        "out": out,
+        "docs": docs,
+        "evals": evals,
+        "labels": _jsonl(out / "labels.jsonl"),
+        "meta": orjson.loads((out / "meta.json").read_bytes()),
+    }
 
 
 def _planted(data: dict, category: str) -> list[tuple[str, str, dict]]:
     """(eval text, corpus document, label) for each example of ``category``."""
-    return [(data["evals"][lab["id"]], data["docs"][lab["doc"]], lab)
-            for lab in data["labels"] if lab["category"] == category]
+    return [
+        (data["evals"][lab["id"]], data["docs"][lab["doc"]], lab)
+        for lab in data["labels"]
+        if lab["category"] == category
+    ]
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_same_seed_gives_byte_identical_files(runs: tuple[Path, Path]) -> None:
@@ -65,13 +73,16 @@ def test_corpus_size_and_meta(data: dict) -> None:
     assert data["meta"]["corpus"]["documents"] == len(data["docs"])
 
 
-@pytest.mark.parametrize("n_eval, frac, expected", [
-    (60, None, {"full": 5, "full_norm": 1, "partial40": 3, "near12": 3, "clean": 48}),
-    (1000, None, {"full": 80, "full_norm": 20, "partial40": 50, "near12": 50, "clean": 800}),
-    (100, 0.5, {"full": 20, "full_norm": 5, "partial40": 13, "near12": 12, "clean": 50}),
-    (10, 1.0, {"full": 4, "full_norm": 1, "partial40": 3, "near12": 2, "clean": 0}),
-    (10, 0.0, {"full": 0, "full_norm": 0, "partial40": 0, "near12": 0, "clean": 10}),
-])
+@pytest.mark.parametrize(
+    "n_eval, frac, expected",
+    [
+        (60, None, {"full": 5, "full_norm": 1, "partial40": 3, "near12": 3, "clean": 48}),
+        (1000, None, {"full": 80, "full_norm": 20, "partial40": 50, "near12": 50, "clean": 800}),
+        (100, 0.5, {"full": 20, "full_norm": 5, "partial40": 13, "near12": 12, "clean": 50}),
+        (10, 1.0, {"full": 4, "full_norm": 1, "partial40": 3, "near12": 2, "clean": 0}),
+        (10, 0.0, {"full": 0, "full_norm": 0, "partial40": 0, "near12": 0, "clean": 10}),
+    ],
+)
 def test_category_counts(n_eval: int, frac: float | None, expected: dict[str, int]) -> None:
     assert category_counts(n_eval, frac) == expected
 
@@ -117,7 +128,7 @@ def test_spans_occur_and_cannot_extend(data: dict, category: str, words: int | N
         at = doc.find(f" {span} ")
         assert at > 0, lab
         assert e - s == words if words else len(tokens(span)) == 12
-        left, right = doc[:at].rsplit(" ", 1)[-1], doc[at + len(span) + 2:].split(" ", 1)[0]
+        left, right = doc[:at].rsplit(" ", 1)[-1], doc[at + len(span) + 2 :].split(" ", 1)[0]
         assert tokens(left)[-1] != tokens(eval_words[s - 1])[-1]
         assert tokens(right)[0] != tokens(eval_words[e])[0]
 
@@ -150,34 +161,48 @@ def bench_scan() -> ModuleType:
 
 
 def _report(*examples: tuple[str, bool, float | None, int | None]) -> dict:
-    return {"examples": [{"id": i, "flagged": f, "overlap_fraction": o, "longest_run": r}
-                         for i, f, o, r in examples]}
+    return {
+        "examples": [
+            {"id": i, "flagged": f, "overlap_fraction": o, "longest_run": r}
+            for i, f, o, r in examples
+        ]
+    }
 
 
 REF = _report(("e0", True, 1.0, 40), ("e1", False, 0.0, 0), ("e2", False, None, None))
 
 
 def test_compare_reports_agree(bench_scan: ModuleType) -> None:
-    mine = _report(("e2", False, None, None), ("e0", True, 1.0 + 1e-12, 40),
-                   ("e1", False, 0.0, 0))
+    mine = _report(("e2", False, None, None), ("e0", True, 1.0 + 1e-12, 40), ("e1", False, 0.0, 0))
     assert bench_scan.compare_reports(mine, REF) == []
 
 
-@pytest.mark.parametrize("mine, expected", [
-    (_report(("e0", False, 1.0, 40), ("e1", False, 0.0, 0), ("e2", False, None, None)),
-     ["e0: flagged"]),
-    (_report(("e0", True, 0.9, 40), ("e1", False, 0.0, 0), ("e2", False, None, None)),
-     ["e0: overlap_fraction"]),
-    (_report(("e0", True, 1.0, 41), ("e1", False, 0.0, 0), ("e2", False, 0.0, None)),
-     ["e0: longest_run", "e2: overlap_fraction"]),
-    (_report(("e0", True, 1.0, 40), ("e9", False, 0.0, 0), ("e2", False, None, None)),
-     ["e1: missing", "e9: not in"]),
-])
-def test_compare_reports_disagree(bench_scan: ModuleType, mine: dict,
-                                  expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    "mine, expected",
+    [
+        (
+            _report(("e0", False, 1.0, 40), ("e1", False, 0.0, 0), ("e2", False, None, None)),
+            ["e0: flagged"],
+        ),
+        (
+            _report(("e0", True, 0.9, 40), ("e1", False, 0.0, 0), ("e2", False, None, None)),
+            ["e0: overlap_fraction"],
+        ),
+        (
+            _report(("e0", True, 1.0, 41), ("e1", False, 0.0, 0), ("e2", False, 0.0, None)),
+            ["e0: longest_run", "e2: overlap_fraction"],
+        ),
+        (
+            _report(("e0", True, 1.0, 40), ("e9", False, 0.0, 0), ("e2", False, None, None)),
+            ["e1: missing", "e9: not in"],
+        ),
+    ],
+)
+def test_compare_reports_disagree(bench_scan: ModuleType, mine: dict, expected: list[str]) -> None:
     diffs = bench_scan.compare_reports(mine, REF)
     assert [d[: len(e)] for d, e in zip(diffs, expected)] == expected and len(diffs) == len(
-        expected), diffs
+        expected
+    ), diffs
 
 
 FAKE_CONTAM = """
@@ -189,8 +214,9 @@ open(sys.argv[sys.argv.index("--report") + 1], "w").write('{"examples": []}')
 """
 
 
-def test_contam_without_jobs_option_falls_back(bench_scan: ModuleType, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_contam_without_jobs_option_falls_back(
+    bench_scan: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake = tmp_path / "fake_contam.py"
     fake.write_text(FAKE_CONTAM)
 

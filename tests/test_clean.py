@@ -79,7 +79,7 @@ def test_no_fail_and_report(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
-    assert data["schema"] == "contam.scan/1"
+    assert data["schema"] == "contam.report/2"
     assert [e["id"] for e in data["examples"] if e["flagged"]] == ["0", "2", "4"]
 
 

@@ -58,11 +58,12 @@ def test_json_is_deterministic_strict_and_versioned(tmp_path: Path) -> None:
     assert a.exit_code == 1 and a.stdout == b.stdout
     assert "NaN" not in a.stdout
     data = json.loads(a.stdout)
-    assert data["schema"] == "contam.scan/1" and data["tool"]["name"] == "contam"
+    assert data["schema"] == "contam.report/2" and data["tool"]["name"] == "contam"
     assert data["config"]["n"] == 13 and data["config"]["normalization"]["unicode"] == "NFKC"
     assert data["config"]["policy"]["min_overlap"] == 0.5
     s1 = data["examples"][0]
-    assert s1["id"] == "s1" and s1["overlap_fraction"] is None and s1["longest_run"] is None
+    assert s1["id"] == "s1" and s1["scores"] == {"longest_run": None, "overlap_fraction": None}
+    assert s1["details"]["ngram"]["scorable"] is False
     assert data["inputs"]["eval"][0]["records"] == 4
 
 
@@ -81,7 +82,7 @@ def test_report_file_and_redact(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert "Canberra" not in text and "photon" not in text
-    assert json.loads(text)["examples"][0]["evidence"]["char_start"] == 41
+    assert json.loads(text)["examples"][0]["details"]["ngram"]["evidence"]["char_start"] == 41
 
 
 def test_report_never_overwrites_an_input(tmp_path: Path) -> None:
@@ -131,8 +132,8 @@ def test_missing_corpus_and_bad_source() -> None:
 def test_named_sources() -> None:
     result = run("scan", BENCH, "--source", f"web={CORPUS}", "--json", "--no-fail")
     data = json.loads(result.stdout)
-    assert data["examples"][0]["best_source"] == "web"
-    assert data["examples"][0]["matched_sources"] == ["web"]
+    ngram = data["examples"][0]["details"]["ngram"]
+    assert ngram["best_source"] == "web" and ngram["matched_sources"] == ["web"]
 
 
 def test_python_dash_m_and_version() -> None:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import contam_cli.engine.corpus_index as ci
+import contam_cli.engine.corpus_index.build as ci_build
 from contam_cli import FlagPolicy, scan
 from contam_cli.cli import app
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
@@ -64,7 +64,7 @@ def test_index_answers_like_streaming(
     docs: list[str],
     n: int,
 ) -> None:
-    monkeypatch.setattr(ci, "_BUCKET_TARGET", 64)  # many buckets: exercise the external sort
+    monkeypatch.setattr(ci_build, "_BUCKET_TARGET", 64)  # many buckets: exercise the external sort
     d = tmp_path_factory.mktemp("c")
     files = _write(d, docs)
     sources = {"web": files[:1], "books": files[1:]} if len(files) > 1 else files
@@ -111,13 +111,14 @@ def test_fixture_through_the_cli_with_positions(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     data = json.loads(r.stdout)
     q1 = data["examples"][0]
-    assert (q1["overlap_fraction"], q1["longest_run"]) == (1.0, 23)
-    assert q1["evidence"]["line"] == 3 and q1["evidence"]["text"].startswith("The capital")
+    assert (q1["scores"]["overlap_fraction"], q1["scores"]["longest_run"]) == (1.0, 23)
+    ev = q1["details"]["ngram"]["evidence"]
+    assert ev["line"] == 3 and ev["text"].startswith("The capital")
     header = load_header(idx)
     assert header.n == 13 and header.positions and len(header.sources[0]["files"]) == 2
     assert all(len(f["sha256"]) == 64 for f in header.sources[0]["files"])
     info = runner.invoke(app, ["index", "info", str(idx)])
-    assert info.exit_code == 0 and json.loads(info.stdout)["format"] == "contam.index/1"
+    assert info.exit_code == 0 and json.loads(info.stdout)["format"] == "contam.index/2"
 
 
 def test_config_mismatch_is_a_clear_error(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import contam_cli.features.scan as scan_module
+import contam_cli.engine.shards as scan_module
 from contam_cli import scan
 from contam_cli.errors import InputError
 
@@ -19,7 +19,7 @@ DOC = st.lists(WORDS, min_size=0, max_size=30).map(" ".join)
 
 
 def _key(report):  # noqa: ANN001, ANN202
-    return [e.to_dict() for e in report.examples]
+    return report.to_dict()
 
 
 @settings(

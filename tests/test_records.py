@@ -852,9 +852,20 @@ from contam_cli.io import iter_text_batches  # noqa: E402
 LINE = st.one_of(
     st.fixed_dictionaries({"id": st.text(max_size=3), "text": st.text(max_size=20)}),
     st.fixed_dictionaries({"text": st.text(max_size=20)}),
-    st.fixed_dictionaries({"messages": st.lists(st.fixed_dictionaries(
-        {"role": st.sampled_from(["user", "assistant"]), "content": st.text(max_size=10)}),
-        min_size=1, max_size=3)}),
+    st.fixed_dictionaries(
+        {
+            "messages": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "role": st.sampled_from(["user", "assistant"]),
+                        "content": st.text(max_size=10),
+                    }
+                ),
+                min_size=1,
+                max_size=3,
+            )
+        }
+    ),
     st.fixed_dictionaries({"prompt": st.text(max_size=8), "completion": st.text(max_size=8)}),
     st.text(min_size=1, max_size=10),
 )
@@ -863,12 +874,21 @@ LINE = st.one_of(
 @settings(max_examples=60, deadline=None)
 @given(
     lines=st.lists(st.one_of(LINE, st.just(None)), min_size=1, max_size=25),
-    crlf=st.booleans(), bom=st.booleans(), gz=st.booleans(), chunk=st.integers(1, 200),
+    crlf=st.booleans(),
+    bom=st.booleans(),
+    gz=st.booleans(),
+    chunk=st.integers(1, 200),
     cut=st.integers(0, 400),
 )
-def test_text_batches_equal_records(tmp_path_factory: pytest.TempPathFactory, lines: list,
-                                    crlf: bool, bom: bool, gz: bool, chunk: int,
-                                    cut: int) -> None:
+def test_text_batches_equal_records(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list,
+    crlf: bool,
+    bom: bool,
+    gz: bool,
+    chunk: int,
+    cut: int,
+) -> None:
     if all(x is None for x in lines):
         lines = [*lines, {"text": "x"}]
     end = b"\r\n" if crlf else b"\n"
@@ -891,9 +911,12 @@ def test_text_batches_equal_records(tmp_path_factory: pytest.TempPathFactory, li
     assert [g[1] for g in got] == [r.locator.span[0] for r in want]
     if not gz:
         ranges = [(0, cut), (cut, len(raw))]
-        ranged = [b.record(i) for r in ranges
-                  for b in iter_text_batches(path, byte_range=r, chunk_bytes=chunk)
-                  for i in range(len(b.texts))]
+        ranged = [
+            b.record(i)
+            for r in ranges
+            for b in iter_text_batches(path, byte_range=r, chunk_bytes=chunk)
+            for i in range(len(b.texts))
+        ]
         assert [r.text for r in ranged] == [r.text for r in want]
 
 

@@ -10,7 +10,7 @@ from conftest import CD, DECONTAM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli import FlagPolicy, Record, scan
+from contam_cli import ArgumentError, FlagPolicy, Record, scan, text_fingerprint
 from contam_cli.io.model import Locator
 from contam_cli.text import tokenize
 
@@ -134,10 +134,13 @@ def test_generator_corpus_is_streamed() -> None:
     assert e.longest_run == 6 and e.evidence.record == 1000
 
 
-def test_records_and_mappings_are_accepted() -> None:
+def test_records_and_dict_records_are_accepted_but_a_mapping_is_not_an_eval_set() -> None:
     rec = Record("x1", "one two three four", Locator("mem"))
     assert scan([rec], ["one two three four"], n=2).examples[0].id == "x1"
-    assert scan({"k": "one two three"}, ["one two three"], n=2).examples[0].id == "k"
+    got = scan([{"id": "k", "question": "one two three"}], ["one two three"], n=2).examples[0]
+    assert got.id == "k" and got.overlap_fraction == 1.0
+    with pytest.raises(ArgumentError, match="mapping"):
+        scan({"k": "one two three"}, ["one two three"], n=2)
 
 
 WORDS = st.sampled_from("the cat sat on a mat with hat bat rat".split())
@@ -154,7 +157,7 @@ def _key(report):  # noqa: ANN001, ANN202
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(DOC, min_size=1, max_size=6),
-    st.lists(DOC, max_size=12),
+    st.lists(DOC, min_size=1, max_size=12),
     st.integers(2, 5),
     st.integers(0, 2**32 - 1),
 )
@@ -192,10 +195,10 @@ def test_compiled_and_numpy_paths_give_identical_reports() -> None:
     for n in (3, 5, 13):
         base = scan(CD / "derived" / "mixed_examples.jsonl", [CORPUS], n=n, accel=False)
         fast = scan(CD / "derived" / "mixed_examples.jsonl", [CORPUS], n=n, accel=True)
-        assert [e.to_dict() for e in fast.examples] == [e.to_dict() for e in base.examples]
+        assert fast == base
 
 
-def test_fingerprints_survive_reordering_and_light_edits_but_not_another_source() -> None:
+def test_fingerprints_survive_reordering_and_light_edits_and_ignore_the_source() -> None:
     a = "Alpha beta gamma delta epsilon zeta"
     corpus = [a]
     one = scan([a, "unrelated words here too"], corpus, n=3).examples[0]
@@ -204,7 +207,8 @@ def test_fingerprints_survive_reordering_and_light_edits_but_not_another_source(
     ).examples[1]
     assert one.fingerprint == other.fingerprint
     elsewhere = scan([a], {"test": corpus}, n=3).examples[0]
-    assert elsewhere.fingerprint != one.fingerprint
+    assert elsewhere.fingerprint == one.fingerprint == text_fingerprint(a)
+    assert text_fingerprint(a, source="test") != one.fingerprint
 
 
 def test_json_array_with_lone_surrogate_escape_scans(tmp_path: Path) -> None:

@@ -13,10 +13,11 @@ from rich.console import Console
 from rich.table import Table
 
 from contam_cli.cli import common as c
+from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
 from contam_cli.features.clean import Mode as CutMode
-from contam_cli.features.scan import ProgressFn, ScanOptions
+from contam_cli.features.scan import ProgressFn
 from contam_cli.io import iter_files
 from contam_cli.io.output import atomic_writer
 from contam_cli.render import write_json

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -20,10 +19,12 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ContamError, UsageError
-from contam_cli.features.scan import ScanOptions
 from contam_cli.io import TextSpec
-from contam_cli.policy import FlagPolicy, SourceThreshold
+from contam_cli.policy import FlagPolicy
+from contam_cli.policy.thresholds import load_thresholds
+from contam_cli.report import Report
 from contam_cli.text import NormConfig
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -206,23 +207,10 @@ def flag_policy(
     )
 
 
-def load_thresholds(path: Path) -> dict[str, SourceThreshold]:
-    """Read {"sources": {name: {"longest_run": N, "overlap_fraction": F}}} (or the inner map)."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read thresholds ({e.strerror})") from None
-    except orjson.JSONDecodeError as e:
-        raise UsageError(f"{path}: invalid JSON ({e})") from None
-    table = data.get("sources", data) if isinstance(data, dict) else None
-    if not isinstance(table, dict):
-        raise UsageError(f"{path}: expected an object of per-source thresholds")
-    out = {}
-    for name, t in table.items():
-        if not isinstance(t, dict):
-            raise UsageError(f"{path}: thresholds for {name!r} must be an object")
-        out[str(name)] = SourceThreshold(t.get("longest_run"), t.get("overlap_fraction"))
-    return out
+def print_warnings(report: Report) -> None:
+    """The report's warnings, one line each on stderr (they are in the JSON report too)."""
+    for w in report.warnings:
+        err_console.print(f"contam: warning: {w}", markup=False)
 
 
 @contextmanager

@@ -11,7 +11,8 @@ import typer
 
 from contam_cli.cli import common as c
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
-from contam_cli.features.scan import ScanOptions, resolve_sources
+from contam_cli.engine.options import ScanOptions
+from contam_cli.features.scan import resolve_sources
 
 index_app = typer.Typer(
     help="Build a persisted corpus index, to check eval sets in time proportional to their size.",

@@ -29,6 +29,14 @@ IndexOpt = Annotated[
         show_default=False,
     ),
 ]
+VerifyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verify",
+        help="With --index: check every corpus file's sha256 against the index first (exit 2 if "
+        "one changed or is gone); the report says whether it was checked.",
+    ),
+]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print the JSON report on stdout (same as --format json).")
 ]
@@ -39,6 +47,7 @@ def scan_command(
     corpus: c.CorpusOpt = None,
     source: c.SourceOpt = None,
     index: IndexOpt = None,
+    verify: VerifyOpt = False,
     ngram_size: c.NgramOpt = 13,
     field: c.FieldOpt = None,
     corpus_field: c.CorpusFieldOpt = None,
@@ -94,8 +103,15 @@ def scan_command(
         )
         with c.progress_bar(progress, total, "scanning corpus") as tick:
             result = scan(
-                eval_paths, sources or None, index=index, policy=policy, options=opts, progress=tick
+                eval_paths,
+                sources or None,
+                index=index,
+                policy=policy,
+                options=opts,
+                progress=tick,
+                verify=verify,
             )
+        c.print_warnings(result)
         inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
         if index is not None:
             inputs.append(index)

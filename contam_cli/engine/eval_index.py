@@ -18,7 +18,6 @@ per-batch arrays, so the build needs about twice the final arrays' memory at its
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ import numpy as np
 
 from contam_cli.engine.accel import index_kernels
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
+from contam_cli.text.fingerprint import content_digests
 
 __all__ = ["EvalIndex", "build_eval_index"]
 
@@ -59,10 +59,20 @@ class EvalIndex:
     directory: np.ndarray
     """Start in `grams` of each bucket of grams sharing their top `dir_log2` bits (+ the end)."""
     dir_log2: int
+    ignored_count: np.ndarray | None = None
+    """int64 distinct n-grams of each example left out as boilerplate (None: none are); they are
+    already taken out of `total_ngrams`."""
 
     @property
     def n_examples(self) -> int:
         return len(self.n_tokens)
+
+    @property
+    def ignored_ngrams(self) -> np.ndarray:
+        """Per example, its distinct n-grams left out as boilerplate."""
+        if self.ignored_count is None:
+            return np.zeros(self.n_examples, dtype=np.int64)
+        return self.ignored_count
 
     @property
     def scorable(self) -> np.ndarray:
@@ -138,7 +148,7 @@ def build_eval_index(
         stream = tk.tokens(batch)
         counts = np.bincount(stream.doc, minlength=len(batch))
         n_tokens.append(counts)
-        digests.extend(_digests(stream.hashes, counts))
+        digests.extend(content_digests(stream.hashes, counts))
         grams, _ = tk.ngrams(stream, n)
         # NOTE: every window inside a document is an n-gram, in order: a document of t tokens
         # has n-grams at positions 0 .. t-n, so (example, position) need not be stored.
@@ -271,16 +281,6 @@ def _pos_dtype(most: int) -> type:
 
 def _ptr_dtype(total: int) -> type:
     return np.int32 if total < 2**31 else np.int64
-
-
-def _digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:
-    """Per document, a digest of its normalized tokens (their hashes): identifies the text."""
-    ends = np.cumsum(counts).tolist()
-    data = hashes.astype("<u8").tobytes()
-    return [
-        hashlib.blake2b(data[8 * a : 8 * b], digest_size=16).digest()
-        for a, b in zip([0, *ends[:-1]], ends)
-    ]
 
 
 def _batches(texts: Iterable[str]) -> Iterator[list[str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,8 +25,9 @@ class Evidence:
     line: int | None
     record: int | None
     doc_id: str | None
-    byte_offset: int | None
-    """Start of the document's record in its (decompressed) file, for lines found later."""
+    byte_offset: int | None = field(compare=False)
+    """Start of the document's record in its (decompressed) file, for lines found later (not
+    part of the report: two evidences that differ only here are equal)."""
     char_start: int
     """Character offsets of the run in the corpus document's text."""
     char_end: int
@@ -37,7 +38,7 @@ class Evidence:
     length: int
     """Run length in tokens."""
     text: str | None
-    line_base: tuple[str, int] | None = None
+    line_base: tuple[str, int] | None = field(default=None, compare=False)
     """Set while `line` counts from the first line of the byte range of `path` that starts at
     this offset (a shard of a large file); the scan makes it a file line when all shards are in."""
 

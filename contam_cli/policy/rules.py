@@ -3,48 +3,38 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FlagPolicy", "Reason", "SourceThreshold", "zscores"]
+from contam_cli.errors import UsageError
+from contam_cli.report.values import Reason
+from contam_cli.text import NormConfig
+
+__all__ = ["FlagPolicy", "SourceThreshold", "zscores"]
 
 
 @dataclass(frozen=True, slots=True)
 class SourceThreshold:
-    """A per-source threshold measured on known-clean control text (``contam calibrate``)."""
+    """Per-source thresholds, measured on known-clean control text (``contam calibrate``) or set
+    by hand: an example is flagged for the source when its run or overlap there reaches them."""
 
     longest_run: int | None = None
     overlap_fraction: float | None = None
+    controls: int | None = None
+    """Scorable control texts the thresholds were measured on (None: set by hand)."""
+    well_estimated: bool = True
+    """Enough controls for the percentile asked (a 99th percentile needs at least 100)."""
 
-
-@dataclass(frozen=True, slots=True)
-class Reason:
-    """One rule that fired for one example."""
-
-    rule: str
-    """``min-overlap``, ``min-run``, ``zscore`` or ``source-threshold``."""
-    value: float
-    threshold: float
-    source: str | None = None
-
-    def __str__(self) -> str:
-        where = f" in {self.source}" if self.source else ""
-        if self.rule == "min-overlap":
-            return f"overlap {self.value:.3f} >= {self.threshold:g}{where}"
-        if self.rule == "min-run":
-            return f"run {int(self.value)} >= {int(self.threshold)}{where}"
-        if self.rule == "zscore":
-            return f"z {self.value:.2f} >= {self.threshold:g}"
-        return f"{self.source} threshold: {self.value:g} >= {self.threshold:g}"
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "rule": self.rule,
-            "value": self.value,
-            "threshold": self.threshold,
-            "source": self.source,
-        }
+    def __post_init__(self) -> None:
+        run, ov = self.longest_run, self.overlap_fraction
+        if run is not None and (isinstance(run, bool) or not isinstance(run, int) or run < 1):
+            raise UsageError(f"longest_run must be an integer >= 1, got {run!r}")
+        if ov is not None and (
+            isinstance(ov, bool) or not isinstance(ov, (int, float)) or not 0.0 <= ov <= 1.0
+        ):
+            raise UsageError(f"overlap_fraction must be a number in [0, 1], got {ov!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +54,17 @@ class FlagPolicy:
     """Flag when the longest exact run, in tokens, is >= this (None: rule off)."""
     zscore: float | None = None
     """Flag a z-score outlier of overlap among examples with a match (off by default)."""
-    thresholds: dict[str, SourceThreshold] = field(default_factory=dict)
-    """Calibrated per-source thresholds, applied to each source's own run and overlap."""
+    thresholds: Mapping[str, SourceThreshold] = field(default_factory=dict)
+    """Per-source thresholds, applied to each source's own run and overlap."""
+
+    def __post_init__(self) -> None:
+        ov, run, z = self.min_overlap, self.min_run, self.zscore
+        if ov is not None and not (_number(ov) and 0.0 <= ov <= 1.0):
+            raise UsageError(f"--min-overlap must be a number in [0, 1], got {ov!r}")
+        if run is not None and (isinstance(run, bool) or not isinstance(run, int) or run < 1):
+            raise UsageError(f"--min-run must be an integer >= 1, got {run!r}")
+        if z is not None and not (_number(z) and math.isfinite(z)):
+            raise UsageError(f"--threshold must be a finite number, got {z!r}")
 
     def reasons(
         self,
@@ -73,9 +72,10 @@ class FlagPolicy:
         overlap: float,
         run: int,
         z: float,
-        per_source: dict[str, tuple[float, int]],
+        per_source: Mapping[str, tuple[float, int]],
     ) -> list[Reason]:
-        """The rules that fire for one scorable example (`per_source`: name -> (overlap, run))."""
+        """The rules that fire for one scorable example (`per_source`: name -> (overlap, run)),
+        every one of them: the global rules, then each source's in name order."""
         out = []
         if self.min_overlap is not None and overlap >= self.min_overlap:
             out.append(Reason("min-overlap", overlap, self.min_overlap))
@@ -88,14 +88,32 @@ class FlagPolicy:
             if t is None:
                 continue
             if t.longest_run is not None and src_run > 0 and src_run >= t.longest_run:
-                out.append(Reason("source-threshold", src_run, t.longest_run, name))
-            elif (
-                t.overlap_fraction is not None
-                and src_overlap > 0
-                and (src_overlap >= t.overlap_fraction)
-            ):
-                out.append(Reason("source-threshold", src_overlap, t.overlap_fraction, name))
+                out.append(Reason("source-run", src_run, t.longest_run, name))
+            if t.overlap_fraction is not None and src_overlap > 0:
+                if src_overlap >= t.overlap_fraction:
+                    out.append(Reason("source-overlap", src_overlap, t.overlap_fraction, name))
         return out
+
+    def check(self, n: int, norm: NormConfig, source_names: list[str]) -> list[str]:
+        """UsageError unless the per-source thresholds fit a scan with these sources (and, when
+        they record them, this n and normalization); warnings for thresholds measured on too
+        few controls."""
+        check = getattr(self.thresholds, "check", None)
+        if check is not None:
+            check(n, norm, source_names, "--thresholds")
+        else:
+            unknown = [s for s in self.thresholds if s not in source_names]
+            if unknown:
+                raise UsageError(
+                    f"a threshold for {unknown[0]!r}, which is not a source of this scan "
+                    f"(sources: {', '.join(map(repr, source_names))})"
+                )
+        return [
+            f"the thresholds for source {k!r} are not well estimated "
+            f"({v.controls} controls); treat them as rough"
+            for k, v in sorted(self.thresholds.items())
+            if not v.well_estimated
+        ]
 
     def describe(self) -> dict[str, object]:
         return {
@@ -103,10 +121,19 @@ class FlagPolicy:
             "min_run": self.min_run,
             "zscore": self.zscore,
             "source_thresholds": {
-                k: {"longest_run": v.longest_run, "overlap_fraction": v.overlap_fraction}
+                k: {
+                    "longest_run": v.longest_run,
+                    "overlap_fraction": v.overlap_fraction,
+                    "controls": v.controls,
+                    "well_estimated": v.well_estimated,
+                }
                 for k, v in sorted(self.thresholds.items())
             },
         }
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def zscores(values: np.ndarray) -> np.ndarray:

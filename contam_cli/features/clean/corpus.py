@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from contam_cli._version import __version__
+from contam_cli.engine.corpus_pass import tokenizer
 from contam_cli.engine.eval_index import build_eval_index
-from contam_cli.errors import ContamError
+from contam_cli.engine.executor import Executor, make_executor
+from contam_cli.engine.options import ScanOptions
 from contam_cli.features.clean.cut import CutRule, Mode, _Context, _plan_batch
 from contam_cli.features.clean.edits import _Edit, _Unit
 from contam_cli.features.clean.layout import (
@@ -35,16 +34,9 @@ from contam_cli.features.clean.rewrite import (
     _read_all,
     _rebuild_array,
 )
-from contam_cli.features.scan import (
-    EvalInput,
-    PathLike,
-    ProgressFn,
-    ScanOptions,
-    index_eval,
-    load_eval,
-    scan,
-)
+from contam_cli.features.scan import ProgressFn, index_eval, load_eval, scan
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
+from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.output import atomic_writer, write_atomic
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report
@@ -130,7 +122,7 @@ class CorpusCleanResult:
 
 
 def clean_corpus(
-    eval: EvalInput,
+    eval: Any,
     corpus: CorpusArg,
     output: PathLike,
     *,
@@ -144,6 +136,7 @@ def clean_corpus(
     manifest: PathLike | None = None,
     force: bool = False,
     progress: ProgressFn | None = None,
+    executor: Executor | None = None,
     **kwargs: Any,
 ) -> CorpusCleanResult:
     """Write the corpus minus every eval n-gram's neighbourhood into the directory `output`.
@@ -168,7 +161,9 @@ def clean_corpus(
     if flagged_only:
         records, eval_inputs = load_eval(eval, opts)
         scanned = eval if _eval_paths(eval) else records
-        report = scan(scanned, sources, policy=policy, options=opts, progress=progress)
+        report = scan(
+            scanned, sources, policy=policy, options=opts, progress=progress, executor=executor
+        )
         records = [r for r, hit in zip(records, report.flagged_mask().tolist()) if hit]
         index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
     else:
@@ -182,7 +177,7 @@ def clean_corpus(
         "eval_ngrams_distinct": int(len(index.grams)),
     }
     with _staged_dir(outdir, force, inputs) as stage:
-        files = _clean_files(layout, stage, ctx, opts.jobs, progress)
+        files = _clean_files(layout, stage, ctx, executor, opts.jobs, progress)
         result = CorpusCleanResult(tuple(files), outdir, manifest_path, config, eval_inputs, report)
         text = orjson.dumps(result.to_manifest(), option=orjson.OPT_INDENT_2) + b"\n"
         inside = _relative_inside(manifest_path, outdir)
@@ -234,57 +229,21 @@ def _clean_files(
     layout: list[tuple[Path, str]],
     stage: Path,
     ctx: _Context,
+    executor: Executor | None,
     jobs: int,
     progress: ProgressFn | None,
 ) -> list[FileStats]:
-    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    """Clean every file into the staged directory, through `executor` (default: local workers
+    for `jobs`), the files' stats in input order."""
     tasks = [(src, rel, stage / rel) for src, rel in layout]
-    if jobs <= 1 or len(tasks) <= 1:
-        tk = Tokenizer(ctx.norm)
-        out = []
-        for task in tasks:
-            out.append(_clean_file(*task, ctx, tk))
-            if progress:
-                progress(task[0].stat().st_size)
-        return out
-    return _clean_parallel(tasks, ctx, jobs, progress)
+    executor = executor or make_executor(jobs, len(tasks))
+    on_done = (lambda i: progress(tasks[i][0].stat().st_size)) if progress else None
+    return list(executor.map(clean_task, ctx, tasks, on_done=on_done))
 
 
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(ctx: _Context) -> None:
-    _WORKER.update(ctx=ctx, tk=Tokenizer(ctx.norm))
-
-
-def _work(task: tuple[Path, str, Path]) -> FileStats | str:
-    try:
-        return _clean_file(*task, _WORKER["ctx"], _WORKER["tk"])
-    except ContamError as e:
-        return str(e)  # NOTE: InputError does not survive pickling; the message does.
-
-
-def _clean_parallel(
-    tasks: list[tuple[Path, str, Path]], ctx: _Context, jobs: int, progress: ProgressFn | None
-) -> list[FileStats]:
-    mp = get_context("fork") if "fork" in _start_methods() else get_context()
-    out = []
-    with ProcessPoolExecutor(
-        max_workers=min(jobs, len(tasks)), mp_context=mp, initializer=_init_worker, initargs=(ctx,)
-    ) as pool:
-        for task, got in zip(tasks, pool.map(_work, tasks)):
-            if isinstance(got, str):
-                raise ContamError(got)
-            out.append(got)
-            if progress:
-                progress(task[0].stat().st_size)
-    return out
-
-
-def _start_methods() -> list[str]:
-    import multiprocessing
-
-    return multiprocessing.get_all_start_methods()
+def clean_task(ctx: _Context, task: tuple[Path, str, Path]) -> FileStats:
+    """The work function of a corpus clean: one file."""
+    return _clean_file(*task, ctx, tokenizer(ctx.norm, None))
 
 
 def _clean_file(src: Path, rel: str, dest: Path, ctx: _Context, tk: Tokenizer) -> FileStats:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import InputError, UsageError
 from contam_cli.features.clean.layout import (
     CorpusArg,
@@ -19,8 +20,9 @@ from contam_cli.features.clean.layout import (
     _staged_dir,
 )
 from contam_cli.features.clean.rewrite import _Cursor, _LineSink, _read_all, _rebuild_array
-from contam_cli.features.scan import PathLike, ProgressFn, ScanOptions, scan
+from contam_cli.features.scan import ProgressFn, scan
 from contam_cli.io import detect_format, open_binary, read_eval
+from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.model import Record
 from contam_cli.io.output import atomic_writer
 from contam_cli.policy import FlagPolicy
@@ -68,7 +70,7 @@ def clean_eval(
     output directory. Keyword arguments override fields of :class:`ScanOptions`.
     """
     opts = _scan_options(options, kwargs)
-    paths = _as_paths(eval)
+    paths = _as_paths(eval, "eval")
     sources = _corpus_groups(corpus)
     inputs = [*paths, *(p for ps in sources.values() for p in ps)]
     single = len(paths) == 1 and not paths[0].is_dir()

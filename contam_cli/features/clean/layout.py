@@ -11,45 +11,46 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from contam_cli.errors import OutputError, UsageError
-from contam_cli.features.scan import EvalInput, PathLike, ScanOptions
+from contam_cli.engine.options import ScanOptions
+from contam_cli.errors import ArgumentError, OutputError, UsageError
 from contam_cli.io import iter_files
+from contam_cli.io.formats import StrPath as PathLike
+from contam_cli.io.inputs import classify
 
 CorpusArg = PathLike | Sequence[PathLike] | Mapping[str, PathLike | Sequence[PathLike]]
 
 
 def _scan_options(options: ScanOptions | None, kwargs: dict[str, Any]) -> ScanOptions:
     opts = options or ScanOptions()
-    opts = replace(opts, **kwargs) if kwargs else opts
-    if opts.n < 1:
-        raise UsageError("--ngram-size must be at least 1")
-    return opts
+    try:
+        return replace(opts, **kwargs) if kwargs else opts
+    except TypeError as e:  # an unknown keyword
+        raise ArgumentError(str(e)) from None
 
 
-def _as_paths(value: PathLike | Sequence[PathLike]) -> list[Path]:
-    items = [value] if isinstance(value, (str, os.PathLike)) else list(value)
-    if not items or not all(isinstance(p, (str, os.PathLike)) for p in items):
-        raise UsageError("clean needs eval and corpus files (paths), not texts in memory")
-    return [Path(p) for p in items]
+def _as_paths(value: object, what: str = "corpus") -> list[Path]:
+    """The paths of `value` (the input rule); texts in memory are refused: clean writes files
+    that mirror its inputs."""
+    given = classify(value, what=what)
+    if given.memory is not None:
+        raise UsageError(f"{what}: clean needs files (paths), not texts in memory")
+    return list(given.paths)
 
 
-def _eval_paths(eval: EvalInput) -> list[Path]:
+def _eval_paths(eval: object) -> list[Path]:
     """The eval paths, or [] when the eval set is given in memory."""
-    if isinstance(eval, (str, os.PathLike)):
-        return [Path(eval)]
-    if isinstance(eval, Sequence) and eval and all(isinstance(p, os.PathLike) for p in eval):
-        return [Path(p) for p in eval]  # type: ignore[arg-type]
-    return []
+    given = classify(eval, what="eval")
+    return list(given.paths)
 
 
 def _corpus_groups(corpus: CorpusArg) -> dict[str, list[Path]]:
-    if isinstance(corpus, Mapping):
-        groups = {str(k): _as_paths(v) for k, v in corpus.items()}
-    else:
-        groups = {"corpus": _as_paths(corpus)}
-    if not groups:
+    if corpus is None:
         raise UsageError("no corpus given: use --corpus PATH or --source NAME=PATH")
-    return groups
+    if isinstance(corpus, Mapping):
+        if not corpus:
+            raise ArgumentError("corpus: an empty mapping of sources")
+        return {str(k): _as_paths(v, f"source {k!r}") for k, v in corpus.items()}
+    return {"corpus": _as_paths(corpus)}
 
 
 def _layout(groups: Mapping[str, list[Path]], opts: ScanOptions) -> list[tuple[Path, str]]:

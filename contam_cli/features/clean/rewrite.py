@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from contam_cli.features.scan import PathLike
 from contam_cli.io import open_binary
+from contam_cli.io.formats import StrPath as PathLike
 
 _BLOCK = 1 << 20
 

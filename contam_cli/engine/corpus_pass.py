@@ -1,0 +1,105 @@
+"""One pass of the corpus past the eval index: shards mapped to Accumulators, merged in order."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from contam_cli.engine.accumulator import Accumulator
+from contam_cli.engine.eval_index import EvalIndex
+from contam_cli.engine.executor import Executor
+from contam_cli.engine.match import iter_batches
+from contam_cli.engine.options import ScanOptions
+from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
+from contam_cli.io.inputs import as_record
+from contam_cli.io.model import Record
+from contam_cli.text import NormConfig, Tokenizer
+
+__all__ = ["CorpusContext", "fill_evidence_lines", "new_accumulator", "run_corpus", "scan_shard"]
+
+ProgressFn = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class CorpusContext:
+    """What every shard of a scan needs (sent to each worker once)."""
+
+    index: EvalIndex
+    source_names: tuple[str, ...]
+    opts: ScanOptions
+
+
+@functools.lru_cache(maxsize=4)
+def tokenizer(norm: NormConfig, accel: bool | None) -> Tokenizer:
+    """One tokenizer per process and configuration (its caches are worth keeping)."""
+    return Tokenizer(norm, accel=accel)
+
+
+def new_accumulator(index: EvalIndex, names: Iterable[str], redact: bool) -> Accumulator:
+    names = list(names)
+    return Accumulator(
+        n_sources=len(names),
+        n_grams=len(index.grams),
+        n_examples=index.n_examples,
+        source_names=names,
+        redact=redact,
+    )
+
+
+def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
+    """Match every document of `shard` (the work function of a corpus pass)."""
+    opts = ctx.opts
+    tk = tokenizer(opts.norm, opts.accel)
+    acc = new_accumulator(ctx.index, ctx.source_names, opts.redact)
+    for batch in shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines):
+        acc.add_batch(ctx.index, tk, batch)
+    return acc
+
+
+def run_corpus(
+    index: EvalIndex,
+    sources: list[Source],
+    opts: ScanOptions,
+    executor: Executor,
+    *,
+    progress: ProgressFn | None = None,
+    on_start: Callable[[], None] | None = None,
+) -> Accumulator:
+    """Stream every source past the index: file shards through `executor`, merged in shard
+    order; sources held in memory afterwards, in this process."""
+    names = tuple(s.name for s in sources)
+    acc = new_accumulator(index, names, opts.redact)
+    shards = [sh for s, src in enumerate(sources) for sh in plan_shards(s, src)]
+    ctx = CorpusContext(index, names, opts)
+    on_done = (lambda i: progress(shards[i].size)) if progress else None
+    for part in executor.map(scan_shard, ctx, shards, on_start=on_start, on_done=on_done):
+        acc.merge(part)
+    tk = tokenizer(opts.norm, opts.accel)
+    for s, src in enumerate(sources):
+        if src.stream is not None:
+            for batch in iter_batches(_numbered(src.stream, opts), s, opts.chunk_bytes):
+                acc.add_batch(index, tk, batch)
+                if progress:
+                    progress(sum(len(r) for r in batch.raw))
+    fill_evidence_lines(acc)
+    return acc
+
+
+def _numbered(stream: Iterable[Any], opts: ScanOptions) -> Iterator[tuple[Record, int]]:
+    for i, x in enumerate(stream):
+        yield as_record(x, i, "<stream>", opts.corpus_spec, role="corpus"), i
+
+
+def fill_evidence_lines(acc: Accumulator) -> None:
+    """Turn range-relative evidence lines into file lines, from the lines each range read."""
+    lines_before: dict[tuple[str, int], int] = {}  # (path, range start) -> lines in earlier ranges
+    total: dict[str, int] = {}
+    for (path, start), n in sorted(acc.range_lines.items()):
+        lines_before[(path, start)] = total.get(path, 0)
+        total[path] = total.get(path, 0) + n
+    for key, ev in list(acc.evidence.items()):
+        if ev.line_base is not None and ev.line is not None:
+            line = ev.line + lines_before[ev.line_base]
+            acc.evidence[key] = replace(ev, line=line, line_base=None)

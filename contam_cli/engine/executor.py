@@ -1,0 +1,197 @@
+"""Executors: run one function over a list of tasks, in-process or in worker processes.
+
+Corpus work (a scan's shards, a corpus clean's files) is a list of independent tasks mapped to
+partial results; the caller merges them in task order, so the result never depends on which
+executor ran them or how many workers it had. An executor only decides where ``work(context,
+task)`` runs:
+
+* :class:`InProcess` runs the tasks one after another in this process;
+* :class:`LocalProcesses` runs them in worker processes on this machine. The context (the eval
+  index, the options) reaches each worker once: inherited by ``fork`` where the platform has it
+  (copy-on-write, nothing pickled), else pickled once per worker;
+* the Ray engine (extra ``ray``) implements the same interface for a cluster.
+
+NOTE: nothing may fork while another thread runs (the child would inherit locks held by threads
+that do not exist in it). ``on_start`` is called once every worker exists, so callers start their
+own threads (a file hasher, say) there, never before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing import get_all_start_methods, get_context
+from typing import Any, TypeVar
+
+__all__ = ["Executor", "InProcess", "LocalProcesses", "make_executor", "resolve_jobs"]
+
+C = TypeVar("C")
+T = TypeVar("T")
+R = TypeVar("R")
+
+Work = Callable[[Any, Any], Any]
+"""``work(context, task) -> result``: a module-level function (worker processes import it)."""
+
+
+class Executor(ABC):
+    """Runs ``work(context, task)`` for every task; yields the results in task order."""
+
+    name: str = "executor"
+
+    @abstractmethod
+    def map(
+        self,
+        work: Callable[[C, T], R],
+        context: C,
+        tasks: Sequence[T],
+        *,
+        on_start: Callable[[], None] | None = None,
+        on_done: Callable[[int], None] | None = None,
+    ) -> Iterator[R]:
+        """The results of `tasks`, in order. `on_start` runs once the workers exist (after any
+        fork); `on_done(i)` runs when task i has finished (in completion order)."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": self.name}
+
+
+class InProcess(Executor):
+    """Every task in this process, one after another."""
+
+    name = "in-process"
+
+    def map(
+        self,
+        work: Callable[[C, T], R],
+        context: C,
+        tasks: Sequence[T],
+        *,
+        on_start: Callable[[], None] | None = None,
+        on_done: Callable[[int], None] | None = None,
+    ) -> Iterator[R]:
+        if on_start is not None:
+            on_start()
+        for i, task in enumerate(tasks):
+            result = work(context, task)
+            if on_done is not None:
+                on_done(i)
+            yield result
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(work: Work, context: Any) -> None:
+    # NOTE: Ctrl-C goes to the whole process group; the parent alone handles it (and stops the
+    # workers), so a worker never dies half-way through a task with a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER["work"], _WORKER["context"] = work, context
+
+
+def _run_task(task: Any) -> Any:
+    return _WORKER["work"](_WORKER["context"], task)
+
+
+def _noop() -> None:
+    return None
+
+
+class LocalProcesses(Executor):
+    """Tasks in `jobs` worker processes on this machine, at most ``2 * jobs`` in flight."""
+
+    name = "local"
+
+    def __init__(self, jobs: int) -> None:
+        if jobs < 1:
+            raise ValueError("jobs must be >= 1")
+        self.jobs = jobs
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": self.name, "workers": self.jobs}
+
+    def map(
+        self,
+        work: Callable[[C, T], R],
+        context: C,
+        tasks: Sequence[T],
+        *,
+        on_start: Callable[[], None] | None = None,
+        on_done: Callable[[int], None] | None = None,
+    ) -> Iterator[R]:
+        method = "fork" if "fork" in get_all_start_methods() else None
+        pool = ProcessPoolExecutor(
+            max_workers=min(self.jobs, max(1, len(tasks))),
+            mp_context=get_context(method),
+            initializer=_init_worker,
+            initargs=(work, context),
+        )
+        try:
+            # NOTE: the first submit starts every worker (fork), before any thread of ours.
+            pool.submit(_noop).result()
+            if on_start is not None:
+                on_start()
+            yield from _in_order(pool, tasks, 2 * self.jobs, on_done)
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
+
+
+def _in_order(
+    pool: ProcessPoolExecutor,
+    tasks: Sequence[Any],
+    in_flight: int,
+    on_done: Callable[[int], None] | None,
+) -> Iterator[Any]:
+    """Results in task order, with at most `in_flight` tasks submitted and not yet yielded;
+    `on_done` is called from this thread, once per task, as tasks finish."""
+    futures: dict[int, Future[Any]] = {}  # submitted and not yet yielded
+    running: dict[Future[Any], int] = {}
+    submitted = done = 0
+    while done < len(tasks):
+        while submitted < len(tasks) and submitted - done < in_flight:
+            future = pool.submit(_run_task, tasks[submitted])
+            running[future] = submitted
+            futures[submitted] = future
+            submitted += 1
+        finished = [f for f in running if f.done()]
+        if not finished:
+            finished = list(wait(running, return_when=FIRST_COMPLETED)[0])
+        for i in sorted(running.pop(f) for f in finished):
+            if on_done is not None:
+                on_done(i)
+        while done < submitted and futures[done] not in running:
+            yield futures.pop(done).result()
+            done += 1
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now (an error or Ctrl-C in the parent): nothing more runs."""
+    # NOTE: shutdown() forgets the worker processes, so take them first.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``jobs``, with 0 meaning every core this process may use."""
+    if jobs > 0:
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # NOTE: not on macOS or Windows
+        return os.cpu_count() or 1
+
+
+def make_executor(jobs: int, tasks: int) -> Executor:
+    """The local executor for `jobs` workers (0: all cores) and `tasks` tasks: in-process when
+    one worker would do."""
+    n = resolve_jobs(jobs)
+    return InProcess() if n <= 1 or tasks <= 1 else LocalProcesses(n)

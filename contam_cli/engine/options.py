@@ -1,0 +1,59 @@
+"""ScanOptions: how to scan (everything except the inputs and the flag policy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contam_cli.errors import ArgumentError
+from contam_cli.io.extract import TextSpec
+from contam_cli.text import DEFAULT_NORM, HASH_NAME, NormConfig
+
+__all__ = ["ScanOptions"]
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How to scan. Every field is checked when the options are made.
+
+    >>> ScanOptions(n=8).describe()["n"]
+    8
+    """
+
+    n: int = 13
+    """n-gram size, in tokens."""
+    norm: NormConfig = DEFAULT_NORM
+    eval_spec: TextSpec = TextSpec()
+    corpus_spec: TextSpec = TextSpec()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    chunk_bytes: int = 1 << 20
+    """Corpus bytes per vectorized chunk (whole documents)."""
+    jobs: int = 1
+    """Worker processes for corpus shards (0: all cores)."""
+    redact: bool = False
+    hash_corpus: bool = True
+    """Record each corpus file's sha256 in the report (computed beside the scan)."""
+    accel: bool | None = None
+    """Use the compiled kernels (extra ``fast``): None = when installed and the corpus on disk is
+    large enough that loading them pays."""
+
+    def __post_init__(self) -> None:
+        _int("n", self.n, 1)
+        _int("jobs", self.jobs, 0)
+        _int("chunk_bytes", self.chunk_bytes, 1)
+        if not isinstance(self.norm, NormConfig):
+            raise ArgumentError(f"norm must be a NormConfig, got {type(self.norm).__name__}")
+        for name in ("eval_spec", "corpus_spec"):
+            if not isinstance(getattr(self, name), TextSpec):
+                raise ArgumentError(f"{name} must be a TextSpec")
+
+    def describe(self) -> dict[str, Any]:
+        return {"n": self.n, "normalization": self.norm.describe(), "hash": HASH_NAME}
+
+
+def _int(name: str, value: object, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name} must be an integer >= {least}, got {value!r}")
+    if value < least:
+        raise ArgumentError(f"{name} must be an integer >= {least}, got {value!r}")

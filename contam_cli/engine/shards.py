@@ -1,0 +1,110 @@
+"""Corpus sources and their shards: the independent work units of a corpus pass.
+
+A source is a named corpus: files on disk, or an iterable of texts/records in memory (streamed
+once, in this process). Files are cut into shards: whole files grouped up to a target size, and
+byte ranges of large uncompressed JSONL files split at line boundaries. The plan depends on the
+data alone, never on the number of workers, so every executor reads the same records with the
+same locators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from contam_cli.engine.match import ORDER_FILE_SHIFT, DocBatch
+from contam_cli.io.batches import iter_text_batches
+from contam_cli.io.extract import TextSpec
+from contam_cli.io.model import Record
+
+__all__ = ["MIN_SHARD_BYTES", "SHARD_BYTES", "Shard", "Source", "plan_shards", "shard_batches"]
+
+#: Shards are about this size: 1/32 of a source, within these bounds, so that work spreads
+#: evenly over processes without many tiny shards.
+SHARD_BYTES = 64 << 20
+MIN_SHARD_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named corpus: files on disk, or any iterable of texts/records (streamed once)."""
+
+    name: str
+    paths: tuple[Path, ...] = ()
+    stream: Iterable[str | Record | dict[str, Any]] | None = None
+
+    def on_disk(self) -> Source:
+        """The files of this source alone (what worker processes get)."""
+        return Source(self.name, self.paths)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Files, or one byte range of a file, of one source."""
+
+    source: int
+    items: tuple[tuple[int, str, tuple[int, int] | None], ...]
+    """(file ordinal within the source, path, byte range or None for the whole file)."""
+    size: int
+    """Bytes on disk it covers (for progress)."""
+
+    @property
+    def key(self) -> str:
+        """A stable name for this shard (checkpoints, error messages)."""
+        first = self.items[0]
+        rng = "" if first[2] is None else f"@{first[2][0]}-{first[2][1]}"
+        more = f"+{len(self.items) - 1}" if len(self.items) > 1 else ""
+        return f"s{self.source}:{first[1]}{rng}{more}"
+
+
+def plan_shards(s: int, src: Source) -> list[Shard]:
+    """The shards of source number `s`."""
+    sizes = [f.stat().st_size for f in src.paths]
+    target = min(SHARD_BYTES, max(MIN_SHARD_BYTES, sum(sizes) // 32))
+    items: list[tuple[int, str, tuple[int, int] | None, int]] = []
+    for ordinal, (f, size) in enumerate(zip(src.paths, sizes)):
+        if size > target and f.suffix in (".jsonl", ".ndjson"):
+            pieces = -(-size // target)
+            step = -(-size // pieces)
+            items.extend(
+                (ordinal, str(f), (a, min(a + step, size)), min(step, size - a))
+                for a in range(0, size, step)
+            )
+        else:
+            items.append((ordinal, str(f), None, size))
+    shards: list[Shard] = []
+    group: list[tuple[int, str, tuple[int, int] | None]] = []
+    size_sum = 0
+    for ordinal, path, rng, size in items:
+        group.append((ordinal, path, rng))
+        size_sum += size
+        if size_sum >= target or rng is not None:
+            shards.append(Shard(s, tuple(group), size_sum))
+            group, size_sum = [], 0
+    if group:
+        shards.append(Shard(s, tuple(group), size_sum))
+    return shards
+
+
+def shard_batches(
+    sh: Shard, spec: TextSpec, chunk_bytes: int, range_lines: dict[tuple[str, int], int]
+) -> Iterator[DocBatch]:
+    """The documents of shard `sh` in batches; the lines each byte range read go into
+    `range_lines` (keyed by (path, range start)), to turn range-relative lines into file lines."""
+    for ordinal, path, rng in sh.items:
+        base = ordinal << ORDER_FILE_SHIFT
+        lines_read: list[int] = []
+        for tb in iter_text_batches(
+            path, spec=spec, byte_range=rng, chunk_bytes=chunk_bytes, line_count=lines_read
+        ):
+            order = np.array(tb.offsets, dtype=np.int64)
+            if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
+                order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
+            ranged = ((path, rng[0]), tb.lines) if rng is not None else None
+            yield DocBatch(sh.source, tb.texts, order + base, tb.record, ranged)
+        if rng is not None:
+            range_lines[(path, rng[0])] = lines_read[0] if lines_read else 0

@@ -1,0 +1,273 @@
+"""ExampleTable: every example of a report held as columns, cheap at any size.
+
+A read-only sequence of :class:`~contam_cli.report.values.ExampleResult`; each is built on access.
+Scores are float64 columns (NaN where a method could not score an example); reasons and the
+detectors' sparse details are kept only for the examples that have any, usually a few among many
+that match nothing. It is the one representation of a report's examples: a scan builds it from
+arrays, :meth:`ExampleTable.from_results` from hand-made results, and ``load_report`` from JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from contam_cli.report.columns import column, equal_columns, sparse
+from contam_cli.report.ngram import NgramColumns
+from contam_cli.report.values import ExampleResult, Method, NgramResult, Reason
+
+__all__ = ["ExampleTable"]
+
+#: Examples built per step when walking a whole table (bounds the transient objects).
+STEP = 4096
+
+
+class ExampleTable(Sequence[ExampleResult]):
+    """Per-example columns of one length; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        ids: Sequence[str],
+        eval_paths: Sequence[str],
+        eval_lines: Sequence[int | None],
+        fingerprints: Sequence[str],
+        methods: Sequence[Method],
+        scores: Mapping[str, Any],
+        reasons: Mapping[int, Sequence[Reason]] | None = None,
+        ngram: NgramColumns | None = None,
+        details: Mapping[str, Mapping[int, Any]] | None = None,
+    ) -> None:
+        n = len(ids)
+        self.ids = tuple(ids)
+        self.eval_paths = tuple(eval_paths)
+        self.eval_lines = tuple(eval_lines)
+        self.fingerprints = tuple(fingerprints)
+        if not len(self.eval_paths) == len(self.eval_lines) == len(self.fingerprints) == n:
+            raise ValueError("ExampleTable: columns of different lengths")
+        self.methods = tuple(methods)
+        names = [m.name for m in self.methods]
+        if len(set(names)) != len(names):
+            raise ValueError(f"ExampleTable: duplicate method names in {names}")
+        if sorted(names) != sorted(scores):
+            raise ValueError(f"ExampleTable: methods {names} but scores for {list(scores)}")
+        self.scores = {name: column(scores[name], np.float64, n) for name in names}
+        self._integer = {m.name for m in self.methods if m.integer}
+        self.reasons: dict[int, tuple[Reason, ...]] = {
+            e: tuple(v) for e, v in sparse(reasons, n).items()
+        }
+        if ngram is not None and len(ngram) != n:
+            raise ValueError("ExampleTable: n-gram columns of another length")
+        if (ngram is not None) != any(m.detector == "ngram" for m in self.methods):
+            raise ValueError("ExampleTable: n-gram details go with the n-gram methods")
+        self.ngram = ngram
+        kept = {k: sparse(v, n) for k, v in (details or {}).items()}
+        self.details = {k: v for k, v in kept.items() if v}
+        flagged = np.zeros(n, dtype=bool)
+        flagged[list(self.reasons)] = True
+        flagged.flags.writeable = False
+        self.flagged = flagged
+        rich = {*self.reasons, *(ngram.detailed() if ngram is not None else ())}
+        for rows in self.details.values():
+            rich.update(rows)
+        self._rich = np.array(sorted(rich), dtype=np.int64)
+
+    @classmethod
+    def from_results(
+        cls, results: Sequence[ExampleResult], methods: Sequence[Method]
+    ) -> ExampleTable:
+        """A table holding `results` (scores of `methods`; missing scores are None)."""
+        names = [m.name for m in methods]
+        scores = {
+            k: [np.nan if r.scores.get(k) is None else r.scores[k] for r in results] for k in names
+        }
+        ngram = None
+        if any(m.detector == "ngram" for m in methods):
+            if not all(r.ngram is not None for r in results):
+                raise ValueError("every result of an n-gram report needs its n-gram details")
+            ngram = _ngram_columns([r.ngram for r in results])  # type: ignore[misc]
+        details: dict[str, dict[int, Any]] = {}
+        for e, r in enumerate(results):
+            for k, v in r.details.items():
+                details.setdefault(k, {})[e] = v
+        return cls(
+            ids=[r.id for r in results],
+            eval_paths=[r.eval_path for r in results],
+            eval_lines=[r.eval_line for r in results],
+            fingerprints=[r.fingerprint for r in results],
+            methods=methods,
+            scores=scores,
+            reasons={e: r.reasons for e, r in enumerate(results)},
+            ngram=ngram,
+            details=details,
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, i: int) -> ExampleResult: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[ExampleResult, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> ExampleResult | tuple[ExampleResult, ...]:
+        if isinstance(i, slice):
+            return tuple(self.take(np.arange(len(self))[i]))
+        return self.take([range(len(self))[i]])[0]
+
+    def __iter__(self) -> Iterator[ExampleResult]:
+        for start in range(0, len(self), STEP):
+            yield from self.take(np.arange(start, min(start + STEP, len(self))))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ExampleTable):
+            return NotImplemented
+        return (
+            (self.ids, self.eval_paths, self.eval_lines, self.fingerprints)
+            == (other.ids, other.eval_paths, other.eval_lines, other.fingerprints)
+            and self.methods == other.methods
+            and all(equal_columns(v, other.scores[k]) for k, v in self.scores.items())
+            and self.reasons == other.reasons
+            and self.ngram == other.ngram
+            and self.details == other.details
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ExampleTable(<{len(self)} examples, methods {list(self.scores)}>)"
+
+    def scorable(self) -> np.ndarray:
+        """Per example: whether any method scored it."""
+        if not self.scores:
+            return np.zeros(len(self), dtype=bool)
+        return ~np.logical_and.reduce([np.isnan(v) for v in self.scores.values()])
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> list[ExampleResult]:
+        """The results of the examples at `indices`, in that order."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if len(idx) and (idx.min() < 0 or idx.max() >= len(self)):
+            raise IndexError("ExampleTable index out of range")
+        scores = {k: _floats(v[idx], k in self._integer) for k, v in self.scores.items()}
+        overlap, run = scores.get("overlap_fraction"), scores.get("longest_run")
+        out = []
+        for j, e in enumerate(idx.tolist()):
+            ngram = None
+            if self.ngram is not None:
+                ov = None if overlap is None else overlap[j]
+                rn = None if run is None or run[j] is None else int(run[j])  # type: ignore[arg-type]
+                ngram = self.ngram.result(e, ov, rn)
+            details = {k: rows[e] for k, rows in self.details.items() if e in rows}
+            out.append(
+                ExampleResult(
+                    self.ids[e],
+                    self.eval_paths[e],
+                    self.eval_lines[e],
+                    self.fingerprints[e],
+                    {k: v[j] for k, v in scores.items()},
+                    self.reasons.get(e, ()),
+                    ngram,
+                    details,
+                )
+            )
+        return out
+
+    def subset(self, indices: Sequence[int] | np.ndarray) -> ExampleTable:
+        """A table of the examples at `indices` (renumbered from 0), in that order."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        at = idx.tolist()
+
+        def pick(m: Mapping[int, Any]) -> dict[int, Any]:
+            return {new: m[old] for new, old in enumerate(at) if old in m}
+
+        return ExampleTable(
+            ids=[self.ids[e] for e in at],
+            eval_paths=[self.eval_paths[e] for e in at],
+            eval_lines=[self.eval_lines[e] for e in at],
+            fingerprints=[self.fingerprints[e] for e in at],
+            methods=self.methods,
+            scores={k: v[idx] for k, v in self.scores.items()},
+            reasons=pick(self.reasons),
+            ngram=None if self.ngram is None else self.ngram.take(idx),
+            details={k: pick(v) for k, v in self.details.items()},
+        )
+
+    # -- JSON, a slice at a time (see contam_cli.report.persist) --------------------------------
+
+    def rich_rows(self, start: int, stop: int) -> list[int]:
+        """Rows in ``[start, stop)`` with reasons or sparse details, as offsets from `start`."""
+        lo, hi = np.searchsorted(self._rich, [start, stop])
+        return (self._rich[lo:hi] - start).tolist()
+
+    def plain_columns(self, start: int, stop: int) -> list[list[Any]]:
+        """Columns of the values :meth:`plain_dict` takes, for rows ``[start, stop)``."""
+        sel = slice(start, stop)
+        cols: list[list[Any]] = [
+            list(self.ids[sel]),
+            list(self.eval_paths[sel]),
+            list(self.eval_lines[sel]),
+            list(self.fingerprints[sel]),
+        ]
+        cols.extend(_floats(self.scores[m.name][sel], m.integer) for m in self.methods)
+        if self.ngram is not None:
+            cols.extend(self.ngram.plain_columns(sel))
+        return cols
+
+    def plain_dict(self, *values: Any) -> dict[str, Any]:
+        """The JSON of an example without reasons or sparse details, from its plain values."""
+        methods = self.methods
+        k = len(methods)
+        d: dict[str, Any] = {
+            "id": values[0],
+            "eval": {"path": values[1], "line": values[2]},
+            "fingerprint": values[3],
+            "flagged": False,
+            "reasons": [],
+            "scores": {m.name: v for m, v in zip(methods, values[4 : 4 + k])},
+            "details": {},
+        }
+        if self.ngram is not None:
+            d["details"]["ngram"] = NgramColumns.plain_dict(*values[4 + k :])
+        return d
+
+    def example_dict(self, e: int, redact: bool) -> dict[str, Any]:
+        """The JSON of example `e`."""
+        values = [col[0] for col in self.plain_columns(e, e + 1)]
+        d = self.plain_dict(*values)
+        reasons = self.reasons.get(e, ())
+        d["flagged"] = bool(reasons)
+        d["reasons"] = [r.to_dict() for r in reasons]
+        if self.ngram is not None:
+            d["details"]["ngram"] = self.ngram.to_dict(e, redact)
+        for k, rows in self.details.items():
+            if e in rows:
+                d["details"][k] = rows[e]
+        return d
+
+
+def _floats(values: np.ndarray, integer: bool = False) -> list[Any]:
+    """Python values of a score column: None where missing, ints for an integer method."""
+    missing = np.isnan(values)
+    out: list[Any] = (
+        np.where(missing, 0, values).astype(np.int64).tolist() if integer else values.tolist()
+    )
+    if missing.any():
+        out = [None if m else v for v, m in zip(out, missing.tolist())]
+    return out
+
+
+def _ngram_columns(results: Sequence[NgramResult]) -> NgramColumns:
+    return NgramColumns.build(
+        scorable=[r.scorable for r in results],
+        n_tokens=[r.n_tokens for r in results],
+        total_ngrams=[r.total_ngrams for r in results],
+        matched_ngrams=[r.matched_ngrams for r in results],
+        ignored_ngrams=[r.ignored_ngrams for r in results],
+        zscore=[r.zscore if r.zscore is not None else 0.0 for r in results],
+        best_source={e: r.best_source for e, r in enumerate(results)},
+        per_source={e: r.per_source for e, r in enumerate(results)},
+        evidence={e: r.evidence for e, r in enumerate(results)},
+    )

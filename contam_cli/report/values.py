@@ -1,0 +1,193 @@
+"""The values a report is made of: methods, reasons, and one example's result.
+
+These are plain frozen values. A report holds every example as columns (:mod:`.table`); an
+:class:`ExampleResult` is one example read out of them, with the n-gram detector's details as an
+:class:`NgramResult` and every other detector's as plain JSON values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contam_cli.engine.evidence import Evidence
+
+__all__ = [
+    "Direction",
+    "ExampleResult",
+    "Method",
+    "NgramResult",
+    "Reason",
+    "SourceResult",
+]
+
+Direction = Literal["higher", "lower"]
+"""Which way a method's score is more suspicious (perplexity: lower)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """A score a detector gives every example it can score (None where it cannot).
+
+    >>> Method("perplexity", "probe", "lower").to_dict()["direction"]
+    'lower'
+    """
+
+    name: str
+    detector: str
+    """The detector that computes it: ``ngram``, ``fuzzy``, ``probe``, ``input`` (a scores file),
+    ``combined`` (``contam report``)."""
+    direction: Direction = "higher"
+    integer: bool = False
+    """Its values are whole numbers (written as JSON integers)."""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.direction not in ("higher", "lower"):
+            raise ValueError(f"method {self.name!r}: direction must be 'higher' or 'lower'")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "detector": self.detector,
+            "direction": self.direction,
+            "integer": self.integer,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One flag rule that fired for one example, named by the detector that owns it."""
+
+    rule: str
+    """``min-overlap``, ``min-run``, ``zscore``, ``source-run``, ``source-overlap`` (ngram);
+    ``min-fuzzy`` (fuzzy); ``combined-zscore`` (report)."""
+    value: float
+    threshold: float
+    source: str | None = None
+    detector: str = "ngram"
+
+    def __str__(self) -> str:
+        where = f" in {self.source}" if self.source else ""
+        if self.rule in ("min-overlap", "source-overlap"):
+            return f"overlap {self.value:.3f} >= {self.threshold:g}{where}"
+        if self.rule in ("min-run", "source-run"):
+            return f"run {int(self.value)} >= {int(self.threshold)}{where}"
+        if self.rule == "zscore":
+            return f"z {self.value:.2f} >= {self.threshold:g}"
+        return f"{self.rule} {self.value:.3g} >= {self.threshold:g}{where}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "detector": self.detector,
+            "rule": self.rule,
+            "value": self.value,
+            "threshold": self.threshold,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SourceResult:
+    """One example's overlap with one corpus source."""
+
+    matched_ngrams: int
+    overlap_fraction: float
+    longest_run: int
+
+
+@dataclass(frozen=True, slots=True)
+class NgramResult:
+    """What the exact n-gram detector measured of one example."""
+
+    scorable: bool
+    """At least one n-gram to judge (an example shorter than n is not, and never counts as
+    clean)."""
+    n_tokens: int
+    total_ngrams: int
+    """Distinct n-grams of the example that count (0 when unscorable; ignored ones excluded)."""
+    matched_ngrams: int
+    ignored_ngrams: int
+    """Distinct n-grams left out as boilerplate (``--ignore-common``, ``--ignore-from``)."""
+    overlap_fraction: float | None
+    longest_run: int | None
+    """Longest span, in tokens, found verbatim inside ONE corpus document; None when
+    unscorable."""
+    zscore: float | None
+    best_source: str | None
+    per_source: dict[str, SourceResult] = field(default_factory=dict)
+    evidence: Evidence | None = None
+
+    @property
+    def matched_sources(self) -> tuple[str, ...]:
+        return tuple(self.per_source)
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleResult:
+    """Everything a report says of one eval example."""
+
+    id: str
+    eval_path: str
+    eval_line: int | None
+    fingerprint: str
+    """Content hash of the normalized example text: stable across reordering and reformatting
+    (see :mod:`contam_cli.text.fingerprint`)."""
+    scores: Mapping[str, float | None]
+    """Per method of the report, its score (None: not scorable by that method)."""
+    reasons: tuple[Reason, ...] = ()
+    ngram: NgramResult | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """Other detectors' details (JSON values), by detector; absent when there are none."""
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.reasons)
+
+    @property
+    def scorable(self) -> bool:
+        """Whether any method scored it."""
+        return any(v is not None for v in self.scores.values())
+
+    # Shortcuts to the n-gram detector's results (None / empty without it).
+    @property
+    def overlap_fraction(self) -> float | None:
+        return None if self.ngram is None else self.ngram.overlap_fraction
+
+    @property
+    def longest_run(self) -> int | None:
+        return None if self.ngram is None else self.ngram.longest_run
+
+    @property
+    def zscore(self) -> float | None:
+        return None if self.ngram is None else self.ngram.zscore
+
+    @property
+    def n_tokens(self) -> int | None:
+        return None if self.ngram is None else self.ngram.n_tokens
+
+    @property
+    def total_ngrams(self) -> int | None:
+        return None if self.ngram is None else self.ngram.total_ngrams
+
+    @property
+    def matched_ngrams(self) -> int | None:
+        return None if self.ngram is None else self.ngram.matched_ngrams
+
+    @property
+    def best_source(self) -> str | None:
+        return None if self.ngram is None else self.ngram.best_source
+
+    @property
+    def per_source(self) -> dict[str, SourceResult]:
+        return {} if self.ngram is None else self.ngram.per_source
+
+    @property
+    def matched_sources(self) -> tuple[str, ...]:
+        return () if self.ngram is None else self.ngram.matched_sources
+
+    @property
+    def evidence(self) -> Evidence | None:
+        return None if self.ngram is None else self.ngram.evidence
