@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import io
 from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, cast
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from contam_cli.cli import common as c
 from contam_cli.engine.options import ScanOptions
@@ -21,10 +18,7 @@ from contam_cli.features.scan import ProgressFn
 from contam_cli.io import iter_files
 from contam_cli.io.output import atomic_writer
 from contam_cli.render import write_json
-from contam_cli.render.table import evidence_where, short_path
-
-#: Changed corpus files listed on stdout (the manifest always lists every file).
-SHOWN_FILES = 20
+from contam_cli.render.clean import render_corpus_summary, render_eval_summary
 
 
 class Target(str, Enum):
@@ -220,70 +214,3 @@ def _corpus_bytes(sources: dict[str, list[Path]], opts: ScanOptions) -> int:
         for p in ps
         for f in iter_files(p, opts.include, opts.exclude)
     )
-
-
-# -- what is printed (pure functions of the result) ---------------------------------------------
-
-
-def _console(out: io.StringIO) -> Console:
-    return Console(file=out, no_color=True, width=200, highlight=False, soft_wrap=False)
-
-
-def _text(out: io.StringIO) -> str:
-    return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())
-
-
-def render_eval_summary(result: EvalCleanResult) -> str:
-    """The removed examples (id, reasons, where the leak is), then one summary line."""
-    out = io.StringIO()
-    console = _console(out)
-    if result.removed:
-        table = _table(("removed", "reasons", "where"))
-        for e in result.removed:
-            table.add_row(e.id, "; ".join(str(r) for r in e.reasons), evidence_where(e.evidence))
-        console.print(table)
-    n = len(result.report.examples)
-    unscorable = len(result.report.unscorable)
-    line = f"{n} examples: {len(result.removed)} removed, {result.kept} kept"
-    line += f" ({unscorable} unscorable, kept)" if unscorable else ""
-    line += f" -> {result.output}"
-    if result.dirty_output is not None:
-        line += f" (removed -> {result.dirty_output})"
-    return _text(out) + line + "\n"
-
-
-def render_corpus_summary(result: CorpusCleanResult) -> str:
-    """The changed files with their counts, then one summary line."""
-    out = io.StringIO()
-    console = _console(out)
-    changed = [f for f in result.files if f.changed]
-    if changed:
-        cols = ("file", "documents", "kept", "cut", "dropped", "pieces", "bytes removed")
-        table = _table(cols)
-        for f in changed[:SHOWN_FILES]:
-            output = f.output if f.output is not None else "(nothing left, not written)"
-            table.add_row(
-                short_path(f.input),
-                *(str(v) for v in (f.documents, f.kept, f.cut, f.dropped, f.pieces)),
-                str(f.bytes_removed),
-                output,
-            )
-        console.print(table)
-        if len(changed) > SHOWN_FILES:
-            console.print(f"... {len(changed) - SHOWN_FILES} more changed files (see the manifest)")
-    t = result.totals
-    return _text(out) + (
-        f"{t['documents']} documents in {t['files']} files: {t['kept']} kept, {t['cut']} cut "
-        f"({t['pieces']} written), {t['dropped']} dropped; {t['bytes_removed']} text bytes "
-        f"removed -> {result.output} (manifest: {result.manifest})\n"
-    )
-
-
-def _table(columns: tuple[str, ...]) -> Table:
-    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    for name in columns:
-        numeric = name in ("documents", "kept", "cut", "dropped", "pieces", "bytes removed")
-        table.add_column(name, justify="right" if numeric else "left", overflow="fold")
-    if "bytes removed" in columns:
-        table.add_column("output", overflow="fold")
-    return table

@@ -18,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
+from rich.text import Text
 
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ContamError, UsageError
@@ -205,6 +206,21 @@ def flag_policy(
     return FlagPolicy(
         min_overlap=min_overlap, min_run=min_run, zscore=threshold, thresholds=per_source
     )
+
+
+def write_table(text: str, contaminated: bool) -> None:
+    """A rendered table on stdout: as it is into a pipe or file, coloured on a terminal (the
+    flags and the summary line)."""
+    if not sys.stdout.isatty():
+        sys.stdout.write(text)
+        return
+    out = Console(highlight=False, soft_wrap=True)
+    body, _, summary = text.rstrip("\n").rpartition("\n")
+    if body:
+        shown = Text(body)
+        shown.highlight_words(["FLAGGED"], style="bold red")
+        out.print(shown)
+    out.print(Text(summary, style="bold red" if contaminated else "bold green"))
 
 
 def print_warnings(report: Report) -> None:

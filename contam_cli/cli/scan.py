@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -124,9 +123,7 @@ def scan_command(
             for piece in iter_json(result):
                 sys.stdout.write(piece.decode())
         else:
-            tty = sys.stdout.isatty()
-            width = shutil.get_terminal_size((200, 24)).columns
             rows = None if limit == 0 else limit
-            sys.stdout.write(render_table(result, color=tty, width=width, flagged_rows=rows))
+            c.write_table(render_table(result, flagged_rows=rows), result.contaminated)
     if result.contaminated and not no_fail:
         raise typer.Exit(c.EXIT_FOUND)

@@ -12,9 +12,10 @@ from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.options import ScanOptions
 from contam_cli.io.model import Record
-from contam_cli.policy import FlagPolicy, zscores
+from contam_cli.policy import FlagPolicy
 from contam_cli.report import NGRAM_METHODS, ExampleTable, NgramColumns, Report, SourceResult
 from contam_cli.report.values import Reason
+from contam_cli.stats import zscores
 from contam_cli.text.fingerprint import fingerprints
 
 __all__ = ["ngram_report"]

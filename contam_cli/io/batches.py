@@ -15,7 +15,8 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary
 from contam_cli.io.lines import iter_lines, line_span, parse_line, seek_line_start
 from contam_cli.io.model import Locator, Record
-from contam_cli.io.readers import Source, iter_records
+from contam_cli.io.readers import iter_records
+from contam_cli.io.source import FileSource
 
 __all__ = ["TextBatch", "iter_text_batches"]
 
@@ -55,7 +56,7 @@ def iter_text_batches(
     receives the number of lines read from a JSONL file (in byte-range mode: the lines starting
     inside the range, so that the counts of earlier ranges turn range lines into file lines).
     """
-    src = Source(str(path), "corpus", spec, Path(path).name)
+    src = FileSource(str(path), "corpus", spec, Path(path).name)
     fmt = detect_format(path)
     if fmt == "jsonl":
         yield from _jsonl_text_batches(src, byte_range, chunk_bytes, line_count)
@@ -84,7 +85,7 @@ def _records_batch(records: list[Record], ordinal: int) -> TextBatch:
 
 
 def _jsonl_text_batches(
-    src: Source,
+    src: FileSource,
     byte_range: tuple[int, int] | None,
     chunk_bytes: int,
     line_count: list[int] | None,
@@ -160,7 +161,7 @@ def _text_as_written(line: bytes) -> bytes | None:
 class _LineBatch:
     """A TextBatch being filled from the lines of a JSONL file."""
 
-    def __init__(self, src: Source, ranged: bool, first_ordinal: int) -> None:
+    def __init__(self, src: FileSource, ranged: bool, first_ordinal: int) -> None:
         self.src, self.ranged, self.first = src, ranged, first_ordinal
         self.texts: list[bytes] = []
         self.offsets: list[int] = []

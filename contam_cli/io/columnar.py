@@ -9,12 +9,12 @@ from contam_cli.errors import InputError, MissingExtraError
 from contam_cli.io.model import Locator, Record
 
 if TYPE_CHECKING:
-    from contam_cli.io.readers import Source
+    from contam_cli.io.source import FileSource
 
 __all__ = ["arrow_records", "parquet_records"]
 
 
-def parquet_records(src: Source) -> Iterator[Record]:
+def parquet_records(src: FileSource) -> Iterator[Record]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -31,7 +31,7 @@ def parquet_records(src: Source) -> Iterator[Record]:
         raise InputError(src.path, f"cannot read parquet: {exc}") from None
 
 
-def arrow_records(src: Source) -> Iterator[Record]:
+def arrow_records(src: FileSource) -> Iterator[Record]:
     """Rows of an Arrow IPC file (stream or file format), as `Dataset.save_to_disk` writes them."""
     try:
         import pyarrow as pa

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from contam_cli.errors import InputError
 from contam_cli.io.columnar import arrow_records, parquet_records
 from contam_cli.io.discover import iter_files
-from contam_cli.io.extract import TextSpec, Where, extract_text, find_id
+from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import Format, StrPath, detect_format, open_binary, read
 from contam_cli.io.jsonarray import iter_array_elements
 from contam_cli.io.lines import (
@@ -32,35 +30,13 @@ from contam_cli.io.lines import (
 )
 from contam_cli.io.model import Locator, Record
 from contam_cli.io.output import split_compression
+from contam_cli.io.source import FileSource, Role
 
-__all__ = ["Role", "Source", "iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval"]
-
-Role = Literal["eval", "corpus"]
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """What every format reader needs to know about the file it reads."""
-
-    path: str
-    role: Role
-    spec: TextSpec
-    name: str
-    """File name relative to the directory given (or the basename of a file given): the id of a
-    one-document TXT file and the prefix of qualified ids."""
-    qualify_ids: bool = False
-    """Prefix positional ids with ``name:`` (read_eval over several files)."""
-
-    def make(self, obj: object, where: Where, position: str, locator: Locator) -> Record:
-        text = extract_text(obj, self.spec, where)
-        found = find_id(obj, self.spec, where, required=self.role == "eval")
-        if found is None:
-            found = f"{self.name}:{position}" if self.qualify_ids else position
-        return Record(found, text, locator)
+__all__ = ["iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval"]
 
 
 def _line_records(
-    src: Source, lines: Iterator[tuple[int, bytes]], fmt: Format, end: int | None
+    src: FileSource, lines: Iterator[tuple[int, bytes]], fmt: Format, end: int | None
 ) -> Iterator[Record]:
     """Records of a JSONL or eval-TXT stream. ``end`` set = byte-range mode (no line numbers)."""
     fast = not src.spec.fields and src.spec.id_field is None and fmt == "jsonl"
@@ -96,7 +72,7 @@ def _line_records(
         yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
 
 
-def _ranged_records(src: Source, fmt: Format, byte_range: tuple[int, int]) -> Iterator[Record]:
+def _ranged_records(src: FileSource, fmt: Format, byte_range: tuple[int, int]) -> Iterator[Record]:
     start, end = byte_range
     if not 0 <= start <= end:
         raise ValueError(f"invalid byte range {byte_range}")
@@ -110,7 +86,7 @@ def read_all(path: str) -> bytes:
         return read(fh, -1, path, None)
 
 
-def _txt_document(src: Source) -> Iterator[Record]:
+def _txt_document(src: FileSource) -> Iterator[Record]:
     data = read_all(src.path)
     start = 3 if data.startswith(BOM) else 0
     text = decode_whole(data, src.path)[1 if start else 0 :]
@@ -118,7 +94,7 @@ def _txt_document(src: Source) -> Iterator[Record]:
         yield Record(src.name, text, Locator(src.path, 1, 0, (start, len(data))))
 
 
-def _json_records(src: Source) -> Iterator[Record]:
+def _json_records(src: FileSource) -> Iterator[Record]:
     data = read_all(src.path)
     elements = iter_array_elements(decode_whole(data, src.path), src.path)
     for index, (obj, line, span) in enumerate(elements):
@@ -126,7 +102,7 @@ def _json_records(src: Source) -> Iterator[Record]:
         yield src.make(obj, where, str(index), Locator(src.path, line, index, span))
 
 
-def _file_records(src: Source, byte_range: tuple[int, int] | None) -> Iterator[Record]:
+def _file_records(src: FileSource, byte_range: tuple[int, int] | None) -> Iterator[Record]:
     fmt = detect_format(src.path)
     compressed = bool(split_compression(Path(src.path).name)[1])
     if byte_range is not None:
@@ -146,7 +122,7 @@ def _file_records(src: Source, byte_range: tuple[int, int] | None) -> Iterator[R
             yield from _line_records(src, iter_lines(fh, 0, src.path), fmt, None)
 
 
-def _read_file(src: Source, byte_range: tuple[int, int] | None = None) -> Iterator[Record]:
+def _read_file(src: FileSource, byte_range: tuple[int, int] | None = None) -> Iterator[Record]:
     """Records of one file; an unreadable or empty file is an InputError."""
     count = 0
     try:
@@ -179,9 +155,9 @@ def iter_records(
             raise ValueError(f"{path}: byte_range needs a file, not a directory")
         for file in iter_files(path):
             name = file.relative_to(path).as_posix()
-            yield from _read_file(Source(str(file), role, spec, name))
+            yield from _read_file(FileSource(str(file), role, spec, name))
         return
-    yield from _read_file(Source(str(path), role, spec, Path(path).name), byte_range)
+    yield from _read_file(FileSource(str(path), role, spec, Path(path).name), byte_range)
 
 
 def _sources(
@@ -190,13 +166,13 @@ def _sources(
     spec: TextSpec,
     include: Sequence[str],
     exclude: Sequence[str],
-) -> list[Source]:
+) -> list[FileSource]:
     sources = []
     for path in paths:
         is_dir = Path(path).is_dir()
         for file in iter_files(path, include, exclude):
             name = file.relative_to(path).as_posix() if is_dir else file.name
-            sources.append(Source(str(file), role, spec, name))
+            sources.append(FileSource(str(file), role, spec, name))
     return sources
 
 
@@ -225,7 +201,7 @@ def iter_eval(
     qualify = len(sources) > 1
     seen: dict[str, Locator] = {}
     for src in sources:
-        for record in _read_file(Source(src.path, "eval", spec, src.name, qualify)):
+        for record in _read_file(FileSource(src.path, "eval", spec, src.name, qualify)):
             first = seen.setdefault(record.id, record.locator)
             if first is not record.locator:
                 loc = record.locator

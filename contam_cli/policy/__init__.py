@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contam_cli.policy.rules import FlagPolicy, SourceThreshold, zscores
+from contam_cli.policy.rules import FlagPolicy, SourceThreshold
 from contam_cli.report.values import Reason
 
-__all__ = ["FlagPolicy", "Reason", "SourceThreshold", "zscores"]
+__all__ = ["FlagPolicy", "Reason", "SourceThreshold"]

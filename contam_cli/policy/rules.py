@@ -6,13 +6,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from contam_cli.errors import UsageError
 from contam_cli.report.values import Reason
 from contam_cli.text import NormConfig
 
-__all__ = ["FlagPolicy", "SourceThreshold", "zscores"]
+__all__ = ["FlagPolicy", "SourceThreshold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,17 +132,3 @@ class FlagPolicy:
 
 def _number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def zscores(values: np.ndarray) -> np.ndarray:
-    """Population z-scores (all zeros when fewer than two values or no spread).
-
-    >>> zscores(np.array([1.0, 1.0, 0.0, 0.0, 0.0])).round(4).tolist()
-    [1.2247, 1.2247, -0.8165, -0.8165, -0.8165]
-    """
-    if len(values) < 2:
-        return np.zeros(len(values))
-    std = float(values.std())
-    if not math.isfinite(std) or std == 0.0:
-        return np.zeros(len(values))
-    return (values - values.mean()) / std

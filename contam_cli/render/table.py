@@ -1,107 +1,116 @@
-"""The terminal table: most suspicious first, unscorable examples apart, a one-line summary."""
+"""The terminal table: most suspicious first, unscorable examples apart, a one-line summary.
+
+Plain text, aligned in columns; the command line adds colour on a terminal. A scan shows overlap,
+run and z-score; any other report shows one column per method.
+"""
 
 from __future__ import annotations
 
-import io
 import os
-from typing import Literal
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-from contam_cli.engine import Evidence
+from contam_cli.engine.evidence import Evidence
+from contam_cli.render.text import columns
 from contam_cli.report import ExampleResult, Report
+
+__all__ = ["DEFAULT_CLEAN_ROWS", "DEFAULT_FLAGGED_ROWS", "evidence_where", "render_table"]
 
 #: Clean rows shown after every flagged one (the JSON report always holds them all).
 DEFAULT_CLEAN_ROWS = 20
 #: Flagged rows listed by default: enough to review, while a huge leak stays readable and fast.
 DEFAULT_FLAGGED_ROWS = 50
+#: Ids longer than this are cut in the table (the JSON has them whole).
+ID_WIDTH = 40
 
 
 def render_table(
     report: Report,
     *,
-    color: bool = False,
-    width: int = 120,
     clean_rows: int = DEFAULT_CLEAN_ROWS,
     flagged_rows: int | None = DEFAULT_FLAGGED_ROWS,
 ) -> str:
-    """Render `report` as a table (ANSI colours only when `color`).
+    """Render `report` as a table.
 
     At most `flagged_rows` flagged (None: all) and `clean_rows` clean examples are listed, most
     suspicious first; the JSON report always holds every example.
     """
-    out = io.StringIO()
-    console = Console(
-        file=out,
-        force_terminal=color,
-        no_color=not color,
-        width=width,
-        highlight=False,
-        soft_wrap=False,
-    )
     # NOTE: ranked by index arrays; only the rows shown become ExampleResult objects.
     ranked = report.ranked_indices()
     is_flagged = report.flagged_mask()[ranked]
     flagged, clean = ranked[is_flagged], ranked[~is_flagged]
     limit = len(flagged) if flagged_rows is None else flagged_rows
     shown = report.take(np.concatenate((flagged[:limit], clean[:clean_rows])))
-    n = report.config.get("n")
-    if shown:
-        console.print(_table(shown, redact=report.redact))
+    lines = _rows(report, shown) if shown else []
     more = [
         (len(flagged) - len(flagged[:limit]), "flagged"),
         (len(clean) - len(clean[:clean_rows]), "clean"),
     ]
     hidden = ", ".join(f"{k} more {what}" for k, what in more if k)
     if hidden:
-        console.print(f"... {hidden} examples not listed (all are in --json and --report)")
-    unscorable = np.flatnonzero(~report.scorable_mask())
-    if len(unscorable):
-        console.print(f"Unscorable (fewer than n={n} tokens; not evidence of being clean):")
-        for e in report.take(unscorable[:clean_rows]):
-            console.print(f"  {e.id}  {e.n_tokens} tokens  {_eval_where(e)}")
-        if len(unscorable) > clean_rows:
-            console.print(f"  ... {len(unscorable) - clean_rows} more")
-    summary = Text(report.summary_line(), style="bold red" if report.contaminated else "bold green")
-    console.print(summary)
-    text = out.getvalue()
-    if not color:  # Rich pads every row to the width: plain output for pipes and files
-        text = "".join(line.rstrip() + "\n" for line in text.splitlines())
-    return text
+        lines.append(f"... {hidden} examples not listed (all are in --json and --report)")
+    lines += _unscorable(report, clean_rows)
+    lines.append(report.summary_line())
+    return "".join(line + "\n" for line in lines)
 
 
-def _table(rows: list[ExampleResult], redact: bool) -> Table:
-    t = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
-        ("id", "left"),
-        ("overlap", "right"),
-        ("run", "right"),
-        ("z", "right"),
-        ("flag", "left"),
-        ("reasons", "left"),
-        ("where", "left"),
-    )
-    for name, justify in columns:
-        t.add_column(
-            name,
-            justify=justify,
-            no_wrap=name in ("id", "overlap", "run", "z", "flag"),
-            overflow="fold",
-        )
-    for e in rows:
-        t.add_row(
-            e.id,
-            f"{e.overlap_fraction:.3f}",
-            str(e.longest_run),
-            f"{e.zscore:.2f}",
-            Text("FLAGGED", style="bold red") if e.flagged else Text(""),
+def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
+    redact = report.redact
+    if "longest_run" in report.examples.scores:
+        headers = ["id", "overlap", "run", "z", "flag", "reasons", "where"]
+        rows = [
+            [
+                _id(e.id),
+                f"{e.overlap_fraction:.3f}",
+                str(e.longest_run),
+                f"{e.zscore:.2f}",
+                "FLAGGED" if e.flagged else "",
+                "; ".join(str(r) for r in e.reasons),
+                evidence_where(e.evidence),
+            ]
+            for e in shown
+        ]
+        return columns(headers, rows, "lrrrlll")
+    names = [m.name for m in report.methods]
+    headers = ["id", *names, "flag", "reasons", "where"]
+    rows = [
+        [
+            _id(e.id),
+            *(_score(e.scores.get(k)) for k in names),
+            "FLAGGED" if e.flagged else "",
             "; ".join(str(r) for r in e.reasons),
-            evidence_where(e.evidence),
-        )
-    return t
+            "" if redact else _eval_where(e),
+        ]
+        for e in shown
+    ]
+    return columns(headers, rows, "l" + "r" * len(names) + "lll")
+
+
+def _unscorable(report: Report, limit: int) -> list[str]:
+    unscorable = np.flatnonzero(~report.scorable_mask() & ~report.flagged_mask())
+    if not len(unscorable):
+        return []
+    n = report.config.get("n")
+    if "longest_run" in report.examples.scores:
+        out = [f"Unscorable (fewer than n={n} tokens; not evidence of being clean):"]
+    else:
+        out = ["Unscorable (no method could score them; not evidence of being clean):"]
+    for e in report.take(unscorable[:limit]):
+        tokens = f"  {e.n_tokens} tokens" if e.n_tokens is not None else ""
+        out.append(f"  {_id(e.id)}{tokens}  {_eval_where(e)}")
+    if len(unscorable) > limit:
+        out.append(f"  ... {len(unscorable) - limit} more")
+    return out
+
+
+def _id(value: str) -> str:
+    return value if len(value) <= ID_WIDTH else value[: ID_WIDTH - 1] + "…"
+
+
+def _score(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}"
 
 
 def evidence_where(ev: Evidence | None) -> str:

@@ -77,10 +77,11 @@ class IndexHeader:
 def file_entry(path: Path, out: Path) -> dict[str, Any]:
     """A corpus file as the header records it: absolute path, path relative to the index
     directory `out`, sha256 and size."""
-    absolute = path.resolve()
+    # NOTE: abspath, not resolve(): a path through a symlink stays as the user sees it.
+    absolute = os.path.abspath(path)
     return {
-        "path": str(absolute),
-        "relpath": os.path.relpath(absolute, out.resolve()),
+        "path": absolute,
+        "relpath": os.path.relpath(absolute, os.path.abspath(out)),
         "sha256": sha256_file(path),
         "bytes": path.stat().st_size,
     }

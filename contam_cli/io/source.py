@@ -1,0 +1,34 @@
+"""What every format reader knows about the file it reads, and how it makes a Record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from contam_cli.io.extract import TextSpec, Where, extract_text, find_id
+from contam_cli.io.model import Locator, Record
+
+__all__ = ["FileSource", "Role"]
+
+Role = Literal["eval", "corpus"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileSource:
+    """What every format reader needs to know about the file it reads."""
+
+    path: str
+    role: Role
+    spec: TextSpec
+    name: str
+    """File name relative to the directory given (or the basename of a file given): the id of a
+    one-document TXT file and the prefix of qualified ids."""
+    qualify_ids: bool = False
+    """Prefix positional ids with ``name:`` (read_eval over several files)."""
+
+    def make(self, obj: object, where: Where, position: str, locator: Locator) -> Record:
+        text = extract_text(obj, self.spec, where)
+        found = find_id(obj, self.spec, where, required=self.role == "eval")
+        if found is None:
+            found = f"{self.name}:{position}" if self.qualify_ids else position
+        return Record(found, text, locator)

@@ -1,0 +1,29 @@
+"""Plain-text columns for the terminal renderers: aligned, two spaces apart, no trailing blanks.
+
+>>> print("\\n".join(columns(["id", "run"], [["q1", "23"], ["q10", "4"]], "lr")))
+id   run
+q1    23
+q10    4
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["columns"]
+
+
+def columns(headers: Sequence[str], rows: Sequence[Sequence[str]], justify: str) -> list[str]:
+    """The lines of a table: `justify` holds ``l`` or ``r`` per column; a cell's newlines and
+    tabs become spaces so that every row stays on one line."""
+    cells = [[_flat(c) for c in row] for row in [list(headers), *rows]]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(headers))]
+    out = []
+    for row in cells:
+        parts = [c.rjust(w) if j == "r" else c.ljust(w) for c, w, j in zip(row, widths, justify)]
+        out.append("  ".join(parts).rstrip())
+    return out
+
+
+def _flat(cell: str) -> str:
+    return cell.replace("\r", " ").replace("\n", " ").replace("\t", " ")
