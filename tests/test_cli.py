@@ -169,3 +169,46 @@ def test_progress_bar_goes_to_stderr_and_leaves_stdout_clean() -> None:
     result = run("scan", BENCH, "--corpus", CORPUS, "--json", "--progress", "--no-fail")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["summary"]["flagged"] == 2
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"sources": {"web": {"longest_run": "40"}}}', "sources.web.longest_run"),
+        ('{"sources": {"web": {"longst_run": 40}}}', "unknown key 'longst_run'"),
+        ('{"sources": {"web": {"longest_run": -5}}}', "sources.web.longest_run"),
+        ('{"sources": {"web": {"overlap_fraction": 7.5}}}', "overlap_fraction"),
+        ('{"sources": {"wbe": {"longest_run": 40}}}', "no threshold for source 'web'"),
+        ('{"sources": {"web": {"longest_run": 40}, "wbe": {"longest_run": 4}}}', "'wbe', which"),
+        ('{"sources": {}}', "non-empty"),
+        ('{"n": 8, "sources": {"web": {"longest_run": 40}}}', "n=8"),
+        ("[1, 2]", "expected an object"),
+        ("{", "invalid JSON"),
+    ],
+)
+def test_a_bad_thresholds_file_is_one_line_naming_file_and_key(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(content)
+    result = run("scan", BENCH, "--source", f"web={CORPUS}", "--thresholds", str(path))
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("contam: error: ") and "t.json" in lines[0]
+    assert message in lines[0] and "internal error" not in lines[0]
+
+
+def test_per_source_overlap_threshold_flags_and_reports_its_source(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text('{"sources": {"web": {"overlap_fraction": 0.9, "controls": 3, '
+                    '"well_estimated": false}}}')  # fmt: skip
+    result = run(
+        "scan", BENCH, "--source", f"web={CORPUS}", "--thresholds", str(path),
+        "--min-overlap", "1.0", "--min-run", "100", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    reasons = json.loads(result.stdout)["examples"][0]["reasons"]
+    assert {"detector": "ngram", "rule": "source-overlap", "value": 1.0, "threshold": 0.9,
+            "source": "web"} in reasons  # fmt: skip
+    assert "not well estimated" in result.stderr
+    assert "not well estimated" in json.loads(result.stdout)["warnings"][0]

@@ -147,3 +147,84 @@ def test_refused_writes(tmp_path: Path) -> None:
     r = runner.invoke(app, ["index", "build", "-c", str(corpus), "-o", str(other), "--force"])
     assert r.exit_code == 2 and (other / "keep.txt").read_text() == "mine"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def _copy_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for p in (CD / "examples" / "corpus").iterdir():
+        (corpus / p.name).write_bytes(p.read_bytes())
+    return corpus
+
+
+def test_a_scan_from_another_directory_keeps_full_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = _copy_corpus(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["index", "build", "-c", "corpus", "-o", "idx", "--positions"])
+    assert r.exit_code == 0, r.output
+    elsewhere = tmp_path / "somewhere" / "else"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    bench = str(CD / "examples" / "benchmark.jsonl")
+    report = scan(bench, index=tmp_path / "idx")
+    ev = report.examples[0].evidence
+    assert ev.path == str(corpus / "doc_contaminated.txt") and ev.char_start >= 0
+    assert ev.text.startswith("The capital") and not report.warnings
+    assert report.stats["corpus_documents"] == 2
+
+
+def test_an_index_moved_with_its_corpus_still_finds_the_files(tmp_path: Path) -> None:
+    root = tmp_path / "old"
+    root.mkdir()
+    corpus = _copy_corpus(root)
+    build = ["index", "build", "-c", str(corpus), "-o", str(root / "idx"), "--positions"]
+    assert runner.invoke(app, build).exit_code == 0
+    moved = tmp_path / "new"
+    root.rename(moved)
+    report = scan(CD / "examples" / "benchmark.jsonl", index=moved / "idx", verify=True)
+    assert report.examples[0].evidence.text.startswith("The capital")
+    assert report.inputs["corpus"][0]["verified"] is True
+
+
+def test_verify_refuses_a_changed_or_missing_corpus_file(tmp_path: Path) -> None:
+    corpus = _copy_corpus(tmp_path)
+    idx = tmp_path / "idx"
+    assert runner.invoke(app, ["index", "build", "-c", str(corpus), "-o", str(idx)]).exit_code == 0
+    bench = str(CD / "examples" / "benchmark.jsonl")
+    ok = runner.invoke(app, ["scan", bench, "--index", str(idx), "--verify", "--json"])
+    assert ok.exit_code == 1 and json.loads(ok.stdout)["inputs"]["corpus"][0]["verified"] is True
+    plain = json.loads(runner.invoke(app, ["scan", bench, "--index", str(idx), "--json"]).stdout)
+    assert plain["inputs"]["corpus"][0]["verified"] is None
+    (corpus / "doc_clean.txt").write_text("changed after the index was built")
+    r = runner.invoke(app, ["scan", bench, "--index", str(idx), "--verify"])
+    assert r.exit_code == 2 and "doc_clean.txt" in r.stderr and "changed" in r.stderr
+    (corpus / "doc_clean.txt").unlink()
+    r = runner.invoke(app, ["scan", bench, "--index", str(idx), "--verify"])
+    assert r.exit_code == 2 and "missing" in r.stderr
+
+
+def test_evidence_of_a_moved_corpus_file_is_a_warning_not_silence(tmp_path: Path) -> None:
+    corpus = _copy_corpus(tmp_path)
+    idx = tmp_path / "idx"
+    build = ["index", "build", "-c", str(corpus), "-o", str(idx), "--positions"]
+    assert runner.invoke(app, build).exit_code == 0
+    (corpus / "doc_contaminated.txt").rename(tmp_path / "gone.txt")
+    r = runner.invoke(app, ["scan", str(CD / "examples" / "benchmark.jsonl"), "--index", str(idx)])
+    assert r.exit_code == 1 and "contam: warning:" in r.stderr and "not found" in r.stderr
+
+
+def test_the_build_keeps_few_files_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    resource = pytest.importorskip("resource")
+    monkeypatch.setattr(ci_build, "_BUCKET_TARGET", 1)  # 4,096 buckets
+    docs = [" ".join(f"w{i * 7 + j}" for j in range(40)) for i in range(300)]
+    files = _write(tmp_path, docs)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    try:
+        _build(files, tmp_path / "idx", 5, positions=True)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    report = scan([docs[123]], index=tmp_path / "idx", n=5)
+    assert report.examples[0].longest_run == 40

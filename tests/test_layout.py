@@ -66,8 +66,11 @@ def _imports(path: Path, module: str) -> list[tuple[str, int]]:
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(up + ([base] if base else []))
-            found.append((base, node.lineno))
-            found += [(f"{base}.{a.name}", node.lineno) for a in node.names]
+            # NOTE: `from pkg import module` imports the module; `from pkg import name`, the
+            # package (or module) that defines the name.
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                found.append((sub if sub in MODULES else base, node.lineno))
     return found
 
 

@@ -6,20 +6,18 @@ import bz2
 import gzip
 import io
 import lzma
-import os
 import sys
 import zlib
 from pathlib import Path
 from typing import BinaryIO, Literal, cast
 
 from contam_cli.errors import InputError, MissingExtraError
+from contam_cli.io.model import StrPath
 from contam_cli.io.output import split_compression
 
 __all__ = ["BLOCK_SIZE", "Format", "StrPath", "detect_format", "format_of", "open_binary", "read"]
 
 Format = Literal["jsonl", "json", "txt", "parquet", "arrow"]
-StrPath = str | os.PathLike[str]
-"""A file system path as users pass it (``str`` or ``pathlib.Path``)."""
 
 BLOCK_SIZE = 1 << 22
 """Bytes read per block when splitting lines (4 MiB: amortizes calls, stays cache-friendly)."""

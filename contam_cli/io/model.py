@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+StrPath = str | os.PathLike[str]
+"""A file system path as users pass it (``str`` or ``pathlib.Path``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,10 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal, cast
+from typing import IO, Any, Literal, cast
 
 from contam_cli.errors import MissingExtraError, OutputError
-
-if TYPE_CHECKING:
-    from contam_cli.io import StrPath
+from contam_cli.io.model import StrPath
 
 __all__ = ["atomic_writer", "write_atomic"]
 

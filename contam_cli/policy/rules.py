@@ -98,7 +98,7 @@ class FlagPolicy:
         few controls."""
         check = getattr(self.thresholds, "check", None)
         if check is not None:
-            check(n, norm, source_names, "--thresholds")
+            check(n, norm, source_names)
         else:
             unknown = [s for s in self.thresholds if s not in source_names]
             if unknown:

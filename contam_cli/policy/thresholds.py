@@ -43,6 +43,8 @@ class Thresholds(Mapping[str, SourceThreshold]):
     percentile: float | None = None
     min_run: int | None = None
     tool_version: str | None = field(default=None, compare=False)
+    origin: str = field(default="--thresholds", compare=False)
+    """Where they were read from, for messages."""
 
     def __getitem__(self, name: str) -> SourceThreshold:
         return self.sources[name]
@@ -53,9 +55,10 @@ class Thresholds(Mapping[str, SourceThreshold]):
     def __len__(self) -> int:
         return len(self.sources)
 
-    def check(self, n: int, norm: NormConfig, source_names: list[str], where: str) -> None:
+    def check(self, n: int, norm: NormConfig, source_names: list[str], where: str = "") -> None:
         """UsageError unless these thresholds fit a scan with this n, normalization and sources
         (every source has one, and every one belongs to a source)."""
+        where = where or self.origin
         if self.n is not None and self.n != n:
             raise UsageError(f"{where}: thresholds measured with n={self.n}, the scan uses n={n}")
         if self.normalization is not None and dict(self.normalization) != norm.describe():
@@ -141,6 +144,7 @@ def parse_thresholds(data: object, where: str) -> Thresholds:
         percentile=_optional(data.get("percentile"), (int, float), f"{where}: percentile"),
         min_run=_optional(data.get("min_run"), int, f"{where}: min_run"),
         tool_version=tool.get("version") if isinstance(tool, dict) else None,
+        origin=where,
     )
 
 
