@@ -12,7 +12,8 @@ from types import ModuleType
 import orjson
 import pytest
 
-from contam_cli.features.bench.generate import category_counts, generate, normalize_plain, tokens
+from contam_cli.features.bench.generate import category_counts, generate, normalize_plain
+from contam_cli.text import tokenize as tokens
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_scan.py"
 CJK = re.compile("[\u3040-\u30ff\u4e00-\u9fff]")
