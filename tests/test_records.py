@@ -317,6 +317,8 @@ ID_CASES = [
     pytest.param({"question_id": 3, "idx": 9}, TextSpec(), "3", id="question-id"),
     pytest.param({"example_id": "e"}, TextSpec(), "e", id="example-id"),
     pytest.param({"idx": 0}, TextSpec(), "0", id="idx-zero"),
+    pytest.param({"id": 1.5}, TextSpec(), "1.5", id="float-id"),
+    pytest.param({"id": float("nan"), "uid": "u"}, TextSpec(), "u", id="nan-not-id"),
     pytest.param({"text": "t"}, TextSpec(), None, id="none"),
     pytest.param("bare", TextSpec(), None, id="bare-string"),
     pytest.param(
@@ -334,7 +336,7 @@ def test_extract_id(obj: object, spec: TextSpec, expected: str | None) -> None:
     "obj, message",
     [
         pytest.param({"id": "x"}, "id field 'meta.key' not found", id="missing"),
-        pytest.param({"meta": {"key": 1.5}}, "id field 'meta.key' is a number", id="float"),
+        pytest.param({"meta": {"key": True}}, "id field 'meta.key' is a boolean", id="bool"),
     ],
 )
 def test_extract_id_errors(obj: object, message: str) -> None:

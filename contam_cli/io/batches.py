@@ -190,7 +190,7 @@ class _LineBatch:
         ordinal = None if self.ranged else self.first + d
         locator = Locator(self.src.path, line, ordinal, (start, stop))
         position = f"@{start}" if self.ranged else str(line_no)
-        return self.src.make(parse_line(content, where), where, position, locator)
+        return self.src.make(parse_line(content, where, self.src.notes), where, position, locator)
 
     def record(self, d: int) -> Record:
         if d not in self.built:

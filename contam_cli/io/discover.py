@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from contam_cli.errors import InputError
 from contam_cli.io.formats import StrPath, format_of
 
-__all__ = ["iter_files", "sha256_file"]
+__all__ = ["check_regular", "iter_files", "sha256_file"]
 
 # Metadata files that Hugging Face `Dataset.save_to_disk` writes beside its .arrow shards.
 _HF_METADATA = ("state.json", "dataset_info.json", "dataset_dict.json")
@@ -26,16 +27,51 @@ def _matches(rel: str, patterns: Sequence[str]) -> bool:
 
 
 def _walk(root: Path) -> Iterator[str]:
-    """Relative posix paths of the regular, non-hidden files below ``root``."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not _is_hidden(d)]
+    """Relative posix paths of the non-hidden files below ``root``; an unlistable directory, a
+    directory symlink loop, or a file of a known format that cannot be read (a broken symlink,
+    a FIFO) is an InputError naming it, never skipped."""
+    seen = {os.path.realpath(root)}
+
+    def fail(err: OSError) -> None:
+        raise InputError(err.filename or root, f"cannot list directory: {err.strerror or err}")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=fail, followlinks=True):
+        kept = []
+        for d in dirnames:
+            if _is_hidden(d):
+                continue
+            real = os.path.realpath(os.path.join(dirpath, d))
+            if real in seen:
+                raise InputError(
+                    os.path.join(dirpath, d),
+                    "directory reached twice (a symlink loop, or two links to one directory)",
+                )
+            seen.add(real)
+            kept.append(d)
+        dirnames[:] = kept
         rel_dir = Path(dirpath).relative_to(root)
         if any(name.endswith(".arrow") for name in filenames) or "dataset_dict.json" in filenames:
             # A Hugging Face dataset saved to disk: its records are in the .arrow shards.
             filenames = [n for n in filenames if n not in _HF_METADATA]
         for name in filenames:
-            if not _is_hidden(name) and os.path.isfile(os.path.join(dirpath, name)):
-                yield (rel_dir / name).as_posix()
+            if _is_hidden(name):
+                continue
+            if format_of(name) is not None:
+                check_regular(os.path.join(dirpath, name))
+            yield (rel_dir / name).as_posix()
+
+
+def check_regular(path: StrPath) -> None:
+    """InputError unless `path` is a regular file (or a symlink to one)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise InputError(
+            path, f"{kind}: contam reads inputs more than once (to hash them); give a file"
+        )
 
 
 def iter_files(
@@ -49,8 +85,11 @@ def iter_files(
     """
     root = Path(path)
     if not root.exists():
-        raise InputError(path, "no such file or directory")
+        raise InputError(
+            path, "no such file or directory" if not root.is_symlink() else "broken symlink"
+        )
     if not root.is_dir():
+        check_regular(root)
         return [root]
     rels = sorted(
         rel

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -171,10 +172,16 @@ def extract_text(obj: object, spec: TextSpec, where: Where) -> str:
 
 
 def _as_id(value: object) -> str | None:
+    """A JSON value as an id: strings as they are, numbers as JSON writes them (1, 1.5);
+    booleans, null, NaN and containers are never ids."""
     if isinstance(value, str):
         return value
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
         return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
     return None
 
 
@@ -189,7 +196,7 @@ def find_id(obj: object, spec: TextSpec, where: Where, required: bool) -> str | 
         if found is None:
             raise fail(
                 where,
-                f"id field {spec.id_field!r} is {_kind(value)}, expected a string or an integer",
+                f"id field {spec.id_field!r} is {_kind(value)}, expected a string or a number",
             )
         return found
     if isinstance(obj, dict):
@@ -210,3 +217,29 @@ def extract_id(obj: object, spec: TextSpec, where: Where) -> str | None:
     '7'
     """
     return find_id(obj, spec, where, required=True)
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(obj: Any) -> tuple[Any, bool]:
+    r"""`obj` (parsed JSON) with every lone surrogate in its strings replaced by U+FFFD, and
+    whether any was.
+
+    >>> without_surrogates({"text": "a\ud800b"})
+    ({'text': 'a�b'}, True)
+    """
+    if isinstance(obj, str):
+        fixed = _LONE.sub("\ufffd", obj)
+        return fixed, fixed != obj
+    if isinstance(obj, list):
+        pairs = [without_surrogates(v) for v in obj]
+        return [v for v, _ in pairs], any(c for _, c in pairs)
+    if isinstance(obj, dict):
+        out, changed = {}, False
+        for k, v in obj.items():
+            (key, c1), (value, c2) = without_surrogates(k), without_surrogates(v)
+            out[key] = value
+            changed = changed or c1 or c2
+        return out, changed
+    return obj, False

@@ -11,9 +11,10 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Literal, cast
 
-from contam_cli.errors import InputError, MissingExtraError
+from contam_cli.errors import InputError
 from contam_cli.io.model import StrPath
 from contam_cli.io.output import split_compression
+from contam_cli.io.zstd import ZstdReader
 
 __all__ = ["BLOCK_SIZE", "Format", "StrPath", "detect_format", "format_of", "open_binary", "read"]
 
@@ -58,15 +59,13 @@ def detect_format(path: StrPath) -> Format:
 
 
 def _open_zstd(path: Path) -> BinaryIO:
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the reader
     try:
-        import zstandard
-    except ImportError:
-        raise MissingExtraError("zstandard", "zstd") from None
-    # NOTE: read_across_frames, because `zstd` and parallel writers emit multi-frame files.
-    reader = zstandard.ZstdDecompressor().stream_reader(
-        open(path, "rb"), read_across_frames=True, closefd=True
-    )
-    return cast(BinaryIO, io.BufferedReader(reader, BLOCK_SIZE))  # type: ignore[arg-type]
+        reader = ZstdReader(raw)
+    except BaseException:
+        raw.close()
+        raise
+    return cast(BinaryIO, io.BufferedReader(reader, BLOCK_SIZE))
 
 
 def open_binary(path: StrPath) -> BinaryIO:

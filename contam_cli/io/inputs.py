@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from contam_cli.errors import ArgumentError, InputError
+from contam_cli.io.discover import check_regular
 from contam_cli.io.extract import TextSpec, extract_text, find_id
 from contam_cli.io.model import Locator, Record
 
@@ -70,7 +71,11 @@ def classify(value: object, *, what: str) -> Input:
 def _existing(value: str | os.PathLike[str]) -> Path:
     path = Path(value)
     if not path.exists():
-        raise InputError(path, "no such file or directory")
+        raise InputError(
+            path, "broken symlink" if path.is_symlink() else "no such file or directory"
+        )
+    if not path.is_dir():
+        check_regular(path)
     return path
 
 

@@ -8,10 +8,13 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from contam_cli.errors import InputError
+from contam_cli.io.extract import without_surrogates
+from contam_cli.io.model import ReadNotes
 
 __all__ = ["iter_array_elements"]
 
 _JSON_WS = re.compile(r"[ \t\n\r]*")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _JsonScanner:
@@ -109,7 +112,9 @@ def _records_key(top: dict[str, Any], path: str) -> str:
     return chosen[0]
 
 
-def iter_array_elements(text: str, path: str) -> Iterator[tuple[object, int, tuple[int, int]]]:
+def iter_array_elements(
+    text: str, path: str, notes: ReadNotes | None = None
+) -> Iterator[tuple[object, int, tuple[int, int]]]:
     """``(element, line, byte span)`` of every record in a JSON document: the elements of a
     top-level array, or of the one array of records in a top-level object (see _records_key)."""
     scanner = _JsonScanner(text, path)
@@ -128,7 +133,14 @@ def iter_array_elements(text: str, path: str) -> Iterator[tuple[object, int, tup
         return  # NOTE: an empty file; the caller reports "no records".
     else:
         raise InputError(path, "expected a JSON array of records or an object holding one", 1)
-    yield from scanner.elements()
+    # NOTE: the stdlib decoder reads "\ud800" as a lone surrogate, which is not text: replaced
+    # as the JSONL reader does (looked for only in documents that hold such an escape).
+    escapes = _SURROGATE_ESCAPE.search(text) is not None
+    for obj, line, span in scanner.elements():
+        fixed, changed = without_surrogates(obj) if escapes else (obj, False)
+        if changed and notes is not None:
+            notes.replaced(path)
+        yield fixed, line, span
     scanner.pos = resume if resume is not None else scanner.pos
     if scanner.skip_ws():
         raise InputError(

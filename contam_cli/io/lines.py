@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import BinaryIO
 
 import orjson
 
 from contam_cli.errors import InputError
-from contam_cli.io.extract import Where, fail
+from contam_cli.io.extract import Where, fail, without_surrogates
 from contam_cli.io.formats import BLOCK_SIZE, read
+from contam_cli.io.model import ReadNotes
 
 __all__ = [
     "BOM",
@@ -55,14 +57,26 @@ def line_span(offset: int, line: bytes) -> tuple[int, int, bytes]:
     return offset, offset + len(line), line
 
 
-def parse_line(content: bytes, where: Where) -> object:
+def parse_line(content: bytes, where: Where, notes: ReadNotes | None = None) -> object:
+    """One JSON line parsed; lone surrogate escapes read as U+FFFD (and noted)."""
     try:
         return orjson.loads(content)
     except orjson.JSONDecodeError as exc:
         try:
-            content.decode("utf-8")
+            text = content.decode("utf-8")
         except UnicodeDecodeError as bad:
             raise fail(where, f"invalid UTF-8 (byte {bad.start + 1} of the line)") from None
+        if "surrogate" in exc.msg:
+            # NOTE: "\ud800" is valid JSON but not text; orjson refuses it, the stdlib reads it.
+            # Read like the .json reader does, then replaced so that every output can carry it.
+            try:
+                obj, _ = without_surrogates(json.loads(text))
+            except ValueError:
+                pass
+            else:
+                if notes is not None:
+                    notes.replaced(where[0])
+                return obj
         raise fail(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 StrPath = str | os.PathLike[str]
 """A file system path as users pass it (``str`` or ``pathlib.Path``)."""
@@ -40,3 +40,21 @@ class Record:
     id: str
     text: str
     locator: Locator
+
+
+@dataclass
+class ReadNotes:
+    """What readers replaced while reading, per file, for the report's warnings (mutable)."""
+
+    surrogates: dict[str, int] = field(default_factory=dict)
+    """Records per file whose JSON held lone surrogate escapes (such as ``"\\ud800"``), which
+    are not text: they were read as U+FFFD."""
+
+    def replaced(self, path: str) -> None:
+        self.surrogates[path] = self.surrogates.get(path, 0) + 1
+
+    def warnings(self) -> list[str]:
+        return [
+            f"{path}: {n} record(s) held lone surrogate escapes, read as U+FFFD"
+            for path, n in sorted(self.surrogates.items())
+        ]

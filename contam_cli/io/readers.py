@@ -9,11 +9,12 @@ a JSON array, TXT lines or documents, Parquet rows), and each record becomes a
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from contam_cli.errors import InputError
+from contam_cli.errors import InputError, UsageError
 from contam_cli.io.columnar import arrow_records, parquet_records
 from contam_cli.io.discover import iter_files
 from contam_cli.io.extract import TextSpec
@@ -28,7 +29,7 @@ from contam_cli.io.lines import (
     parse_line,
     seek_line_start,
 )
-from contam_cli.io.model import Locator, Record
+from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.output import split_compression
 from contam_cli.io.source import FileSource, Role
 
@@ -62,7 +63,7 @@ def _line_records(
         if fmt == "txt":
             obj: object = decode_line(content, where)
         else:
-            obj = parse_line(content, where)
+            obj = parse_line(content, where, src.notes)
             if fast and type(obj) is dict:  # NOTE: hot path: {"id": str, "text": str}, no spec.
                 text = obj.get("text")
                 found = obj.get("id")
@@ -96,7 +97,7 @@ def _txt_document(src: FileSource) -> Iterator[Record]:
 
 def _json_records(src: FileSource) -> Iterator[Record]:
     data = read_all(src.path)
-    elements = iter_array_elements(decode_whole(data, src.path), src.path)
+    elements = iter_array_elements(decode_whole(data, src.path), src.path, src.notes)
     for index, (obj, line, span) in enumerate(elements):
         where = (src.path, line)
         yield src.make(obj, where, str(index), Locator(src.path, line, index, span))
@@ -195,13 +196,19 @@ def iter_eval(
     spec: TextSpec = TextSpec(),
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    notes: ReadNotes | None = None,
 ) -> Iterator[Record]:
-    """:func:`read_eval`, one record at a time (a duplicate id fails when it is reached)."""
+    """:func:`read_eval`, one record at a time (a duplicate id fails when it is reached).
+
+    A file named twice (the same file through two paths) is refused. `notes` receives what was
+    replaced while reading (lone surrogate escapes).
+    """
     sources = _sources(paths, "eval", spec, include, exclude)
+    _refuse_repeats(sources)
     qualify = len(sources) > 1
     seen: dict[str, Locator] = {}
     for src in sources:
-        for record in _read_file(FileSource(src.path, "eval", spec, src.name, qualify)):
+        for record in _read_file(FileSource(src.path, "eval", spec, src.name, qualify, notes)):
             first = seen.setdefault(record.id, record.locator)
             if first is not record.locator:
                 loc = record.locator
@@ -209,6 +216,15 @@ def iter_eval(
                     loc.path, f"duplicate id {record.id!r} (first seen at {first})", loc.line
                 )
             yield record
+
+
+def _refuse_repeats(sources: list[FileSource]) -> None:
+    seen: set[str] = set()
+    for src in sources:
+        real = os.path.realpath(src.path)
+        if real in seen:
+            raise UsageError(f"{src.path}: the same eval file is given twice")
+        seen.add(real)
 
 
 def iter_corpus(

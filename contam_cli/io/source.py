@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from contam_cli.io.extract import TextSpec, Where, extract_text, find_id
-from contam_cli.io.model import Locator, Record
+from contam_cli.io.model import Locator, ReadNotes, Record
 
 __all__ = ["FileSource", "Role"]
 
@@ -25,6 +25,8 @@ class FileSource:
     one-document TXT file and the prefix of qualified ids."""
     qualify_ids: bool = False
     """Prefix positional ids with ``name:`` (read_eval over several files)."""
+    notes: ReadNotes | None = None
+    """Where to note what was replaced while reading (None: not noted)."""
 
     def make(self, obj: object, where: Where, position: str, locator: Locator) -> Record:
         text = extract_text(obj, self.spec, where)

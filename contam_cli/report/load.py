@@ -100,6 +100,7 @@ def _table(examples: list[dict[str, Any]], methods: tuple[Method, ...]) -> Examp
         reasons={i: tuple(_reason(r) for r in e["reasons"]) for i, e in enumerate(examples)},
         ngram=ngram,
         details=details,
+        texts={i: e.get("text") for i, e in enumerate(examples)},
     )
 
 
@@ -127,6 +128,7 @@ def _from_scan_v1(data: Mapping[str, Any]) -> dict[str, Any]:
                 "id": e["id"],
                 "eval": e["eval"],
                 "fingerprint": e["fingerprint"],
+                "text": None,
                 "flagged": e["flagged"],
                 "reasons": reasons,
                 "scores": {

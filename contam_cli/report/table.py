@@ -39,6 +39,7 @@ class ExampleTable(Sequence[ExampleResult]):
         reasons: Mapping[int, Sequence[Reason]] | None = None,
         ngram: NgramColumns | None = None,
         details: Mapping[str, Mapping[int, Any]] | None = None,
+        texts: Mapping[int, str | None] | None = None,
     ) -> None:
         n = len(ids)
         self.ids = tuple(ids)
@@ -65,11 +66,12 @@ class ExampleTable(Sequence[ExampleResult]):
         self.ngram = ngram
         kept = {k: sparse(v, n) for k, v in (details or {}).items()}
         self.details = {k: v for k, v in kept.items() if v}
+        self.texts: dict[int, str] = sparse(texts, n)
         flagged = np.zeros(n, dtype=bool)
         flagged[list(self.reasons)] = True
         flagged.flags.writeable = False
         self.flagged = flagged
-        rich = {*self.reasons, *(ngram.detailed() if ngram is not None else ())}
+        rich = {*self.reasons, *self.texts, *(ngram.detailed() if ngram is not None else ())}
         for rows in self.details.values():
             rich.update(rows)
         self._rich = np.array(sorted(rich), dtype=np.int64)
@@ -102,6 +104,7 @@ class ExampleTable(Sequence[ExampleResult]):
             reasons={e: r.reasons for e, r in enumerate(results)},
             ngram=ngram,
             details=details,
+            texts={e: r.text for e, r in enumerate(results)},
         )
 
     def __len__(self) -> int:
@@ -133,6 +136,7 @@ class ExampleTable(Sequence[ExampleResult]):
             and self.reasons == other.reasons
             and self.ngram == other.ngram
             and self.details == other.details
+            and self.texts == other.texts
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -171,6 +175,7 @@ class ExampleTable(Sequence[ExampleResult]):
                     self.reasons.get(e, ()),
                     ngram,
                     details,
+                    self.texts.get(e),
                 )
             )
         return out
@@ -193,6 +198,22 @@ class ExampleTable(Sequence[ExampleResult]):
             reasons=pick(self.reasons),
             ngram=None if self.ngram is None else self.ngram.take(idx),
             details={k: pick(v) for k, v in self.details.items()},
+            texts=pick(self.texts),
+        )
+
+    def with_texts(self, texts: Mapping[int, str]) -> ExampleTable:
+        """This table with the eval texts of examples `texts` (example index -> text)."""
+        return ExampleTable(
+            ids=self.ids,
+            eval_paths=self.eval_paths,
+            eval_lines=self.eval_lines,
+            fingerprints=self.fingerprints,
+            methods=self.methods,
+            scores=self.scores,
+            reasons=self.reasons,
+            ngram=self.ngram,
+            details=self.details,
+            texts={**self.texts, **texts},
         )
 
     # -- JSON, a slice at a time (see contam_cli.report.persist) --------------------------------
@@ -224,6 +245,7 @@ class ExampleTable(Sequence[ExampleResult]):
             "id": values[0],
             "eval": {"path": values[1], "line": values[2]},
             "fingerprint": values[3],
+            "text": None,
             "flagged": False,
             "reasons": [],
             "scores": {m.name: v for m, v in zip(methods, values[4 : 4 + k])},
@@ -238,6 +260,7 @@ class ExampleTable(Sequence[ExampleResult]):
         values = [col[0] for col in self.plain_columns(e, e + 1)]
         d = self.plain_dict(*values)
         reasons = self.reasons.get(e, ())
+        d["text"] = None if redact else self.texts.get(e)
         d["flagged"] = bool(reasons)
         d["reasons"] = [r.to_dict() for r in reasons]
         if self.ngram is not None:

@@ -141,6 +141,9 @@ class ExampleResult:
     ngram: NgramResult | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     """Other detectors' details (JSON values), by detector; absent when there are none."""
+    text: str | None = None
+    """The example's text, kept for the examples a reviewer will look at (those that matched
+    something) so the leaked span can be shown in place; None otherwise and when redacted."""
 
     @property
     def flagged(self) -> bool:

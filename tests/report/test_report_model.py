@@ -139,6 +139,7 @@ def tables(draw: st.DrawFn, max_size: int = 10, ngram: bool | None = None) -> Ex
         reasons=reasons,
         ngram=cols,
         details=details,
+        texts={e: draw(st.none() | TEXT) for e in rows},
     )
 
 
