@@ -1,5 +1,5 @@
 """`python -m contam_cli` runs the command line."""
 
-from contam_cli.cli import main
+from contam_cli.entry import main
 
 main()

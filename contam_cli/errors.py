@@ -56,3 +56,9 @@ class MissingExtraError(ContamError):
 
     def __reduce__(self) -> tuple[type, tuple[str, str]]:
         return (type(self), (self.module, self.extra))
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (the command line raises it from its signal handler, so that every
+    ``finally`` runs and no half-written output stays behind). Not an Exception, like
+    KeyboardInterrupt."""

@@ -477,7 +477,7 @@ def test_interrupted_run_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(clean_module, "_clean_file", flaky)
     before = tree(tmp_path)
     result = run("clean", ev, "-c", corpus, "--target", "corpus", "-o", out, "-j", 1)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 130, result.output
     assert "interrupted" in result.stderr
     assert tree(tmp_path) == before and not out.exists()
     assert sorted(os.listdir(tmp_path)) == ["corpus", "eval.jsonl"]

@@ -27,6 +27,7 @@ FLOORS = {
     "cli": 8,
     "app": 8,
     "__main__": 9,
+    "entry": 9,
     "__init__": 9,
 }
 UI = {"rich", "typer", "click", "streamlit"}

@@ -7,6 +7,7 @@ import typer
 from contam_cli._version import __version__
 from contam_cli.cli.clean import clean_command
 from contam_cli.cli.common import tune_allocator
+from contam_cli.cli.exits import ContamGroup, install_signal_handlers
 from contam_cli.cli.index import index_app
 from contam_cli.cli.scan import scan_command
 
@@ -17,6 +18,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     no_args_is_help=True,
     add_completion=False,
+    cls=ContamGroup,
 )
 
 
@@ -41,6 +43,8 @@ app.command("clean")(clean_command)
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point (see also :mod:`contam_cli.entry`, which installs the signal
+    handlers before anything heavy is imported)."""
+    install_signal_handlers()
     tune_allocator()
     app()

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -20,159 +18,47 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from contam_cli.cli.exits import (  # noqa: F401 - re-exported for the commands
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FOUND,
+    err_console,
+    handle_errors,
+    stdout_guard,
+)
+from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c.<Name>Opt
+    ChunkOpt,
+    CorpusFieldOpt,
+    CorpusOpt,
+    DebugOpt,
+    EvalArg,
+    ExcludeOpt,
+    FieldOpt,
+    IdFieldOpt,
+    IncludeOpt,
+    JobsOpt,
+    MinOverlapOpt,
+    MinRunOpt,
+    NgramOpt,
+    NoCasefoldOpt,
+    NoCorpusHashOpt,
+    NoFailOpt,
+    NoNfkcOpt,
+    ProgressOpt,
+    RedactOpt,
+    ReportOpt,
+    RolesOpt,
+    SourceOpt,
+    ThresholdOpt,
+    ThresholdsOpt,
+)
 from contam_cli.engine.options import ScanOptions
-from contam_cli.errors import ContamError, UsageError
+from contam_cli.errors import UsageError
 from contam_cli.io import TextSpec
 from contam_cli.policy import FlagPolicy
 from contam_cli.policy.thresholds import load_thresholds
 from contam_cli.report import Report
 from contam_cli.text import NormConfig
-
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
-
-# -- shared options (declared once, used by scan and clean) --------------------------------------
-
-EvalArg = Annotated[
-    list[Path],
-    typer.Argument(
-        help="Eval set(s): .jsonl .json .txt, a directory, compressed or not.", show_default=False
-    ),
-]
-CorpusOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--corpus",
-        "-c",
-        help="Corpus file or directory (repeatable; together one source named 'corpus').",
-        show_default=False,
-    ),
-]
-SourceOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--source",
-        "-s",
-        help="Named corpus source NAME=PATH (repeatable); results are kept per source.",
-        show_default=False,
-    ),
-]
-NgramOpt = Annotated[int, typer.Option("--ngram-size", "-n", min=1, help="n-gram size in tokens.")]
-FieldOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--field",
-        help="Eval text field, dotted path (repeatable; joined with newlines). Default: auto.",
-        show_default=False,
-    ),
-]
-CorpusFieldOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--corpus-field",
-        help="Corpus text field, dotted path (repeatable). Default: auto-detect.",
-        show_default=False,
-    ),
-]
-IdFieldOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--id-field",
-        help="Eval id field, dotted path. Default: id-like keys, else the line number.",
-        show_default=False,
-    ),
-]
-RolesOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--roles",
-        help="Chat roles to keep, comma-separated (e.g. user,assistant). Default: all turns.",
-        show_default=False,
-    ),
-]
-IncludeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--include",
-        help="Only files matching this glob in directories (repeatable).",
-        show_default=False,
-    ),
-]
-ExcludeOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--exclude",
-        help="Skip files matching this glob in directories (repeatable).",
-        show_default=False,
-    ),
-]
-MinOverlapOpt = Annotated[
-    float,
-    typer.Option("--min-overlap", min=0.0, max=1.0, help="Flag when overlap fraction >= this."),
-]
-MinRunOpt = Annotated[
-    int, typer.Option("--min-run", min=1, help="Flag when the longest exact run (tokens) >= this.")
-]
-ThresholdOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--threshold",
-        help="Also flag overlap z-score outliers >= Z among examples with a match (default: off).",
-        show_default=False,
-    ),
-]
-ThresholdsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--thresholds",
-        help="Per-source thresholds JSON (from contam calibrate).",
-        show_default=False,
-    ),
-]
-JobsOpt = Annotated[
-    int,
-    typer.Option("--jobs", "-j", min=0, help="Worker processes for corpus shards (0 = all cores)."),
-]
-ChunkOpt = Annotated[
-    int,
-    typer.Option("--chunk-size", min=1024, help="Corpus bytes per vectorized chunk.", hidden=True),
-]
-NoCasefoldOpt = Annotated[
-    bool, typer.Option("--no-casefold", help="Keep case (default: casefold).")
-]
-NoNfkcOpt = Annotated[bool, typer.Option("--no-nfkc", help="Skip Unicode NFKC (default: apply).")]
-RedactOpt = Annotated[
-    bool, typer.Option("--redact", help="Leave eval and corpus text out of every output.")
-]
-NoFailOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-fail", help="Exit 0 even when contamination is found (errors still exit 2)."
-    ),
-]
-ReportOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--report", help="Write the JSON report to this path (atomically).", show_default=False
-    ),
-]
-ProgressOpt = Annotated[
-    bool | None,
-    typer.Option(
-        "--progress/--no-progress",
-        help="Progress bar on stderr (default: only when stderr is a terminal).",
-        show_default=False,
-    ),
-]
-NoCorpusHashOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-corpus-hash",
-        help="Skip the sha256 of each corpus file in the report (it reads the files once more).",
-    ),
-]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
 
 
 def text_spec(fields: list[str] | None, roles: str | None, id_field: str | None = None) -> TextSpec:
@@ -227,30 +113,6 @@ def print_warnings(report: Report) -> None:
     """The report's warnings, one line each on stderr (they are in the JSON report too)."""
     for w in report.warnings:
         err_console.print(f"contam: warning: {w}", markup=False)
-
-
-@contextmanager
-def handle_errors(debug: bool) -> Iterator[None]:
-    """Turn every failure into one line on stderr and exit code 2 (never 0 or 1)."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except ContamError as e:
-        if debug:
-            traceback.print_exc()
-        err_console.print(f"contam: error: {e}", markup=False)
-        raise typer.Exit(EXIT_ERROR) from None
-    except KeyboardInterrupt:
-        err_console.print("contam: interrupted; nothing was written", markup=False)
-        raise typer.Exit(EXIT_ERROR) from None
-    except Exception as e:  # noqa: BLE001 - a crash must still exit 2, never 0 or 1
-        if debug:
-            traceback.print_exc()
-        err_console.print(
-            f"contam: internal error: {type(e).__name__}: {e} (rerun with --debug)", markup=False
-        )
-        raise typer.Exit(EXIT_ERROR) from None
 
 
 @contextmanager

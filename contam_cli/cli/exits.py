@@ -1,0 +1,171 @@
+"""Exit codes and the one-line messages behind them, for every way a command can end.
+
+0 clean, 1 contamination found, 2 usage error, bad input or any failure (a crash is never 0 or
+1), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Every failure is one line on stderr,
+``contam: error: ...`` naming the file (and line) or the option; ``--debug`` adds the traceback.
+A closed stdout (``contam scan ... --json | head``) ends quietly with the verdict's exit code.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+import typer.core
+from rich.console import Console
+from typer.core import TyperGroup
+
+from contam_cli.errors import ContamError, Terminated
+
+__all__ = [
+    "EXIT_CLEAN",
+    "EXIT_ERROR",
+    "EXIT_FOUND",
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "ContamGroup",
+    "err_console",
+    "handle_errors",
+    "install_signal_handlers",
+    "stdout_guard",
+]
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _say(message: str) -> None:
+    err_console.print(message, markup=False)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM becomes :class:`Terminated` (so cleanups run); SIGINT stays KeyboardInterrupt."""
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+def _os_error(e: OSError) -> str:
+    where = f"{e.filename}: " if e.filename else ""
+    if e.errno == errno.ENOSPC:
+        return f"{where}no space left on device; nothing was written"
+    return f"{where}{e.strerror or e}"
+
+
+@contextmanager
+def handle_errors(debug: bool) -> Iterator[None]:
+    """Turn every failure into one line on stderr and its exit code (2; 130; 143)."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except ContamError as e:
+        if debug:
+            traceback.print_exc()
+        _say(f"contam: error: {e}")
+        raise typer.Exit(EXIT_ERROR) from None
+    except KeyboardInterrupt:
+        _say("contam: interrupted; no output was written")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Terminated:
+        _say("contam: terminated; no output was written")
+        raise typer.Exit(EXIT_TERMINATED) from None
+    except OSError as e:
+        if debug:
+            traceback.print_exc()
+        _say(f"contam: error: {_os_error(e)}")
+        raise typer.Exit(EXIT_ERROR) from None
+    except Exception as e:  # noqa: BLE001 - a crash must still exit 2, never 0 or 1
+        if debug:
+            traceback.print_exc()
+        _say(f"contam: internal error: {type(e).__name__}: {e} (rerun with --debug)")
+        raise typer.Exit(EXIT_ERROR) from None
+
+
+@contextmanager
+def stdout_guard(verdict: int) -> Iterator[None]:
+    """Writing the result to stdout: a reader that went away (``| head``) ends the command
+    quietly with `verdict`, the exit code the result already decided; a full device is an
+    error."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # NOTE: point stdout at /dev/null so that the interpreter's final flush stays quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(verdict) from None
+    except OSError as e:
+        _say(f"contam: error: cannot write to stdout: {e.strerror or e}")
+        raise typer.Exit(EXIT_ERROR) from None
+
+
+def _click() -> Any:
+    """The click Typer runs on: its own copy (Typer 0.24 and later) or the click package."""
+    vendored = getattr(typer.core, "_click", None)
+    if vendored is not None:
+        return vendored
+    import click
+
+    return click
+
+
+_CLICK = _click()
+_CLICK_ERROR: type[Exception] = _CLICK.ClickException
+_ABORT: type[BaseException] = typer.Abort
+# NOTE: click 8.2+ raises this for a bare `contam index`; older releases print the help and exit.
+_NO_ARGS_IS_HELP: Any = getattr(_CLICK.exceptions, "NoArgsIsHelpError", ())
+
+
+class ContamGroup(TyperGroup):
+    """The root command group: usage errors become one ``contam: error:`` line (exit 2), not a
+    boxed message; Ctrl-C while parsing is exit 130."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            rv = super().main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                **extra,
+            )
+        except _NO_ARGS_IS_HELP as e:
+            sys.stdout.write((e.ctx.get_help() if e.ctx else str(e)) + "\n")
+            rv = EXIT_ERROR
+        except _CLICK_ERROR as e:
+            rv = _usage_error(e)
+        except _ABORT:
+            _say("contam: interrupted")
+            rv = EXIT_INTERRUPTED
+        code = rv if isinstance(rv, int) else EXIT_CLEAN
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _usage_error(e: Any) -> int:
+    ctx = getattr(e, "ctx", None)
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    message = " ".join(e.format_message().split())
+    _say(f"contam: error: {message}{hint}")
+    return e.exit_code if e.exit_code not in (0, 1) else EXIT_ERROR
