@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -119,7 +120,11 @@ def print_warnings(report: Report) -> None:
 def progress_bar(
     enabled: bool | None, total: int, label: str
 ) -> Iterator[Callable[[int], None] | None]:
-    """A Rich progress bar on stderr; yields a callback taking a byte count (or None)."""
+    """A Rich progress bar on stderr; yields a callback taking a byte count (or None).
+
+    NOTE: drawn from the callback, without Rich's refresh thread: a scan forks worker processes,
+    and nothing may fork while another thread runs.
+    """
     show = sys.stderr.isatty() if enabled is None else enabled
     if not show or total <= 0:
         yield None
@@ -132,9 +137,19 @@ def progress_bar(
         TimeRemainingColumn(),
         console=err_console,
         transient=True,
+        auto_refresh=False,
     ) as bar:
         task = bar.add_task(label, total=total)
-        yield lambda k: bar.advance(task, k)
+        last = [0.0]
+
+        def tick(k: int) -> None:
+            bar.advance(task, k)
+            now = time.monotonic()
+            if now - last[0] >= 0.1:
+                last[0] = now
+                bar.refresh()
+
+        yield tick
 
 
 def tune_allocator() -> None:
