@@ -156,6 +156,7 @@ def _translate_table(casefold: bool) -> bytes:
 class Tokenizer:
     """Turns documents into token hashes and n-gram hashes; one per process, reused per chunk.
 
+    >>> from contam_cli.text.hashing import token_hash
     >>> tk = Tokenizer()
     >>> [hex(int(h)) for h in tk.tokens(["The"]).hashes] == [hex(token_hash("the"))]
     True
