@@ -7,16 +7,19 @@ import gzip
 import io
 import lzma
 import os
+import signal
+import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from contam_cli.errors import MissingExtraError, OutputError
 from contam_cli.io.model import StrPath
 
-__all__ = ["atomic_writer", "write_atomic"]
+__all__ = ["atomic_writer", "check_target", "output_group", "write_atomic"]
 
 _COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
 
@@ -107,12 +110,13 @@ def atomic_writer(
     Refuses (OutputError) a ``path`` that is one of ``inputs`` or lies inside an input directory.
     A ``.gz/.bz2/.xz/.zst`` suffix compresses the stream; ``mode="w"`` writes UTF-8 text.
     """
-    target = Path(path).resolve()
-    _check_not_input(target, inputs)
-    if target.is_dir():
-        raise OutputError(f"{path}: is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    target = check_target(path, inputs)
+    created = _make_parents(target.parent, path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:
+        _remove_dirs(created)
+        raise OutputError(f"{path}: cannot write there ({e.strerror or e})") from None
     raw = open(fd, "wb")
     handles: list[IO[Any]] = [raw]  # outermost first, closed in this order on failure
     try:
@@ -131,15 +135,98 @@ def atomic_writer(
         _finish(stream, raw)
         raw.close()
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as e:
         for handle in handles:
             _close_quietly(handle)
         Path(tmp).unlink(missing_ok=True)
+        _remove_dirs(created)
+        if isinstance(e, OSError) and not isinstance(e, OutputError):
+            raise OutputError(
+                f"{path}: cannot write ({e.strerror or e}); nothing was written"
+            ) from None
         raise
     _fsync_dir(target.parent)
+
+
+def check_target(path: StrPath, inputs: Sequence[StrPath] = ()) -> Path:
+    """The resolved `path` if a file can be written there: not an input, not inside an input
+    directory, not a directory, and below no existing file (``afile/r.json``); else OutputError.
+    Commands check every output this way before any work."""
+    target = Path(path).resolve()
+    _check_not_input(target, inputs)
+    if target.is_dir():
+        raise OutputError(f"{path}: is a directory")
+    if target.exists() and not target.is_file():
+        # NOTE: a device or FIFO: replacing it by a rename would destroy it, not write to it.
+        raise OutputError(f"{path}: is not a regular file; write the output to a file")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{path}: cannot create it, {parent} is not a directory")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise OutputError(f"{path}: cannot write in {parent} (permission denied)")
+            break
+    return target
+
+
+def _make_parents(directory: Path, path: StrPath) -> list[Path]:
+    """Create `directory` and its missing parents; the ones created, deepest first."""
+    missing = []
+    for d in (directory, *directory.parents):
+        if d.exists():
+            break
+        missing.append(d)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        _remove_dirs(missing)
+        raise OutputError(f"{path}: cannot create {directory} ({e.strerror or e})") from None
+    return missing
+
+
+def _remove_dirs(created: list[Path]) -> None:
+    """Remove directories this writer created (deepest first), when they are still empty."""
+    for d in created:
+        if any(d.iterdir()):
+            return
+        d.rmdir()
 
 
 def write_atomic(path: StrPath, data: bytes | str, *, inputs: Sequence[StrPath] = ()) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_writer`)."""
     with atomic_writer(path, inputs=inputs, mode="w" if isinstance(data, str) else "wb") as fh:
         fh.write(data)
+
+
+@contextmanager
+def output_group() -> Iterator[ExitStack]:
+    """Several outputs that appear together or not at all.
+
+    Enter every writer (:func:`atomic_writer`, a staged directory) into the stack this yields;
+    they commit in reverse order only when the block ends without error, with Ctrl-C and SIGTERM
+    held back meanwhile, so an interrupt never leaves half of them. On an error every one of them
+    is discarded.
+    """
+    stack = ExitStack()
+    try:
+        yield stack
+    except BaseException:
+        if not stack.__exit__(*sys.exc_info()):
+            raise
+        return
+    with _signals_held():
+        stack.close()
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends (main thread, POSIX; else a no-op)."""
+    held = {signal.SIGINT, signal.SIGTERM} if hasattr(signal, "pthread_sigmask") else set()
+    if not held or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -16,6 +16,7 @@ from contam_cli.engine.corpus_pass import tokenizer
 from contam_cli.engine.eval_index import build_eval_index
 from contam_cli.engine.executor import Executor, make_executor
 from contam_cli.engine.options import ScanOptions
+from contam_cli.errors import UsageError
 from contam_cli.features.clean.cut import CutRule, Mode, _Context, _plan_batch
 from contam_cli.features.clean.edits import _Edit, _Unit
 from contam_cli.features.clean.layout import (
@@ -37,9 +38,10 @@ from contam_cli.features.clean.rewrite import (
 from contam_cli.features.scan import ProgressFn, index_eval, load_eval, scan
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
-from contam_cli.io.output import atomic_writer, write_atomic
+from contam_cli.io.formats import format_of
+from contam_cli.io.output import atomic_writer, check_target, output_group, write_atomic
 from contam_cli.policy import FlagPolicy
-from contam_cli.report import Report
+from contam_cli.report import Report, write_json
 from contam_cli.text import Tokenizer
 
 MANIFEST_NAME = ".contam-manifest.json"
@@ -137,6 +139,7 @@ def clean_corpus(
     force: bool = False,
     progress: ProgressFn | None = None,
     executor: Executor | None = None,
+    report_path: PathLike | None = None,
     **kwargs: Any,
 ) -> CorpusCleanResult:
     """Write the corpus minus every eval n-gram's neighbourhood into the directory `output`.
@@ -156,6 +159,10 @@ def clean_corpus(
     manifest_path = Path(manifest) if manifest is not None else outdir / MANIFEST_NAME
     _check_targets([outdir], inputs, force=force, directory=True)
     _check_manifest(manifest_path, outdir, inputs)
+    if report_path is not None:
+        if not flagged_only:
+            raise UsageError("a report of a corpus clean needs flagged_only (it is the scan)")
+        check_target(report_path, inputs)
     tk = Tokenizer(opts.norm)
     report = None
     if flagged_only:
@@ -176,21 +183,42 @@ def clean_corpus(
         "eval_examples": len(records),
         "eval_ngrams_distinct": int(len(index.grams)),
     }
-    with _staged_dir(outdir, force, inputs) as stage:
+    inside = _relative_inside(manifest_path, outdir)
+    with output_group() as stack:
+        # NOTE: entered first, so they commit last: the outputs appear together or not at all.
+        out_manifest = (
+            None if inside else stack.enter_context(atomic_writer(manifest_path, inputs=inputs))
+        )
+        out_report = (
+            None
+            if report_path is None
+            else stack.enter_context(atomic_writer(report_path, inputs=inputs))
+        )
+        stage = stack.enter_context(_staged_dir(outdir, force, inputs))
         files = _clean_files(layout, stage, ctx, executor, opts.jobs, progress)
         result = CorpusCleanResult(tuple(files), outdir, manifest_path, config, eval_inputs, report)
         text = orjson.dumps(result.to_manifest(), option=orjson.OPT_INDENT_2) + b"\n"
-        inside = _relative_inside(manifest_path, outdir)
         if inside is not None:
             write_atomic(stage / inside, text)
-    if inside is None:
-        write_atomic(manifest_path, text, inputs=inputs)
+        else:
+            out_manifest.write(text)  # type: ignore[union-attr]
+        if out_report is not None and report is not None:
+            write_json(report, out_report)
     return result
 
 
 def _check_manifest(manifest: Path, outdir: Path, inputs: list[Path]) -> None:
-    if _relative_inside(manifest, outdir) is None:
+    inside = _relative_inside(manifest, outdir)
+    if inside is None:
         _check_targets([manifest], inputs, force=True, directory=False)
+    elif format_of(manifest.name) is not None and not any(
+        part.startswith(".") for part in inside.parts
+    ):
+        # NOTE: a later scan of OUTDIR would read a visible .json manifest as corpus data.
+        raise UsageError(
+            f"{manifest}: a manifest inside OUTDIR must be hidden (a name starting with '.'), "
+            "or a later scan of OUTDIR would read it as corpus data"
+        )
 
 
 def _relative_inside(path: Path, directory: Path) -> Path | None:

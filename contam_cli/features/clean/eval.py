@@ -24,9 +24,9 @@ from contam_cli.features.scan import ProgressFn, scan
 from contam_cli.io import detect_format, open_binary, read_eval
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.model import Record
-from contam_cli.io.output import atomic_writer
+from contam_cli.io.output import atomic_writer, check_target, output_group
 from contam_cli.policy import FlagPolicy
-from contam_cli.report import ExampleResult, Report
+from contam_cli.report import ExampleResult, Report, write_json
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ def clean_eval(
     options: ScanOptions | None = None,
     force: bool = False,
     progress: ProgressFn | None = None,
+    report_path: PathLike | None = None,
     **kwargs: Any,
 ) -> EvalCleanResult:
     """Write the eval set minus the examples that scan() flags; return what was removed.
@@ -67,7 +68,9 @@ def clean_eval(
     paths (same names, so same formats and compression). Kept records are byte-identical to their
     input lines (JSONL, TXT) or array elements (JSON), blank lines stay, order is kept.
     ``dirty_output`` receives the flagged records the same way. ``force`` replaces a non-empty
-    output directory. Keyword arguments override fields of :class:`ScanOptions`.
+    output directory. ``report_path`` also writes the scan's JSON report; every output appears
+    together with the others or not at all. Keyword arguments override fields of
+    :class:`ScanOptions`.
     """
     opts = _scan_options(options, kwargs)
     paths = _as_paths(eval, "eval")
@@ -78,16 +81,19 @@ def clean_eval(
     _check_eval_formats(layout, output if single else None, dirty_output if single else None)
     targets = [Path(output)] + ([Path(dirty_output)] if dirty_output is not None else [])
     _check_targets(targets, inputs, force=force, directory=not single)
+    _check_report_path(report_path, targets, inputs)
     report = scan(paths, sources, policy=policy, options=opts, progress=progress)
     records = read_eval(paths, opts.eval_spec, opts.include, opts.exclude)
     flagged = _flagged_spans(report, records)
     spans = _spans_by_file(records)
-    if single:
-        _write_eval_files(layout, spans, flagged, targets, inputs, single=True)
-    else:
-        with ExitStack() as stack:
-            stages = [stack.enter_context(_staged_dir(t, force, inputs)) for t in targets]
-            _write_eval_files(layout, spans, flagged, stages, inputs, single=False)
+    with output_group() as stack:
+        if report_path is not None:
+            write_json(report, stack.enter_context(atomic_writer(report_path, inputs=inputs)))
+        if single:
+            dests = targets
+        else:
+            dests = [stack.enter_context(_staged_dir(t, force, inputs)) for t in targets]
+        _write_eval_files(layout, spans, flagged, dests, inputs, stack, single=single)
     removed = tuple(e for e in report.examples if e.flagged)
     return EvalCleanResult(report, removed, Path(output), targets[1] if dirty_output else None)
 
@@ -138,22 +144,33 @@ def _write_eval_files(
     flagged: set[tuple[str, tuple[int, int]]],
     targets: list[Path],
     inputs: list[Path],
+    stack: ExitStack,
     *,
     single: bool,
 ) -> None:
-    """Write the kept records to targets[0] and the flagged ones to targets[1] (when given)."""
-    with ExitStack() as stack:  # NOTE: every file commits only when all of them are written.
-        for src, rel in layout:
-            file_spans = spans.get(str(src), [])
-            removed = [(str(src), s) in flagged for s in file_spans]
-            for k, target in enumerate(targets):
-                dirty = k == 1
-                if dirty and not single and not any(removed):
-                    continue
-                keep = [r == dirty for r in removed]
-                dest = target if single else target / rel
-                out = stack.enter_context(atomic_writer(dest, inputs=inputs))
-                _filter_records(src, file_spans, keep, out)
+    """Write the kept records to targets[0] and the flagged ones to targets[1] (when given);
+    the files commit when `stack` (an output group) does."""
+    for src, rel in layout:
+        file_spans = spans.get(str(src), [])
+        removed = [(str(src), s) in flagged for s in file_spans]
+        for k, target in enumerate(targets):
+            dirty = k == 1
+            if dirty and not single and not any(removed):
+                continue
+            keep = [r == dirty for r in removed]
+            dest = target if single else target / rel
+            out = stack.enter_context(atomic_writer(dest, inputs=inputs))
+            _filter_records(src, file_spans, keep, out)
+
+
+def _check_report_path(report: PathLike | None, outputs: list[Path], inputs: list[Path]) -> None:
+    if report is None:
+        return
+    r = check_target(report, inputs)
+    for o in outputs:
+        o = o.resolve()
+        if r == o or r.is_relative_to(o):
+            raise UsageError(f"{report}: the report must not overlap the other outputs")
 
 
 def _filter_records(
