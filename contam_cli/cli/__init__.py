@@ -14,7 +14,7 @@ from contam_cli.cli.scan import scan_command
 app = typer.Typer(
     name="contam",
     help="Find eval benchmark examples that leaked into training data, with evidence.",
-    rich_markup_mode="rich",
+    rich_markup_mode=None,
     pretty_exceptions_show_locals=False,
     no_args_is_help=True,
     add_completion=False,

@@ -14,7 +14,7 @@ EvalArg = Annotated[
     typer.Argument(
         help="Eval set(s): .jsonl .json .txt, a directory, compressed or not.",
         show_default=False,
-        metavar="EVAL...",
+        metavar="EVAL",
     ),
 ]
 CorpusOpt = Annotated[
@@ -22,6 +22,7 @@ CorpusOpt = Annotated[
     typer.Option(
         "--corpus",
         "-c",
+        metavar="PATH",
         help="Corpus file or directory (repeatable; together one source named 'corpus').",
         show_default=False,
     ),
@@ -31,15 +32,19 @@ SourceOpt = Annotated[
     typer.Option(
         "--source",
         "-s",
+        metavar="NAME=PATH",
         help="Named corpus source NAME=PATH (repeatable); results are kept per source.",
         show_default=False,
     ),
 ]
-NgramOpt = Annotated[int, typer.Option("--ngram-size", "-n", min=1, help="n-gram size in tokens.")]
+NgramOpt = Annotated[
+    int, typer.Option("--ngram-size", "-n", min=1, metavar="N", help="n-gram size in tokens.")
+]
 FieldOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--field",
+        metavar="FIELD",
         help="Eval text field, dotted path (repeatable; joined with newlines). Default: auto.",
         show_default=False,
     ),
@@ -48,6 +53,7 @@ CorpusFieldOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--corpus-field",
+        metavar="FIELD",
         help="Corpus text field, dotted path (repeatable). Default: auto-detect.",
         show_default=False,
     ),
@@ -56,6 +62,7 @@ IdFieldOpt = Annotated[
     str | None,
     typer.Option(
         "--id-field",
+        metavar="FIELD",
         help="Eval id field, dotted path. Default: id-like keys, else the line number.",
         show_default=False,
     ),
@@ -64,6 +71,7 @@ RolesOpt = Annotated[
     str | None,
     typer.Option(
         "--roles",
+        metavar="ROLES",
         help="Chat roles to keep, comma-separated (e.g. user,assistant). Default: all turns.",
         show_default=False,
     ),
@@ -72,6 +80,7 @@ IncludeOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--include",
+        metavar="GLOB",
         help="Only files matching this glob in directories (repeatable).",
         show_default=False,
     ),
@@ -80,21 +89,28 @@ ExcludeOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--exclude",
+        metavar="GLOB",
         help="Skip files matching this glob in directories (repeatable).",
         show_default=False,
     ),
 ]
 MinOverlapOpt = Annotated[
     float,
-    typer.Option("--min-overlap", min=0.0, max=1.0, help="Flag when overlap fraction >= this."),
+    typer.Option(
+        "--min-overlap", min=0.0, max=1.0, metavar="F", help="Flag when overlap fraction >= this."
+    ),
 ]
 MinRunOpt = Annotated[
-    int, typer.Option("--min-run", min=1, help="Flag when the longest exact run (tokens) >= this.")
+    int,
+    typer.Option(
+        "--min-run", min=1, metavar="N", help="Flag when the longest exact run (tokens) >= this."
+    ),
 ]
 ThresholdOpt = Annotated[
     float | None,
     typer.Option(
         "--threshold",
+        metavar="Z",
         help="Also flag overlap z-score outliers >= Z among examples with a match (default: off).",
         show_default=False,
     ),
@@ -103,13 +119,20 @@ ThresholdsOpt = Annotated[
     Path | None,
     typer.Option(
         "--thresholds",
+        metavar="FILE",
         help="Per-source thresholds JSON (from contam calibrate).",
         show_default=False,
     ),
 ]
 JobsOpt = Annotated[
     int,
-    typer.Option("--jobs", "-j", min=0, help="Worker processes for corpus shards (0 = all cores)."),
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=0,
+        metavar="N",
+        help="Worker processes for corpus shards (0 = all cores).",
+    ),
 ]
 ChunkOpt = Annotated[
     int,
@@ -131,7 +154,10 @@ NoFailOpt = Annotated[
 ReportOpt = Annotated[
     Path | None,
     typer.Option(
-        "--report", help="Write the JSON report to this path (atomically).", show_default=False
+        "--report",
+        metavar="PATH",
+        help="Write the JSON report to this path (atomically).",
+        show_default=False,
     ),
 ]
 ProgressOpt = Annotated[
