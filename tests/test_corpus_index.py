@@ -228,3 +228,15 @@ def test_the_build_keeps_few_files_open(tmp_path: Path, monkeypatch: pytest.Monk
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     report = scan([docs[123]], index=tmp_path / "idx", n=5)
     assert report.examples[0].longest_run == 40
+
+
+@pytest.mark.parametrize("name", ["s0.grams.u64", "s0.doc.u64", "s0.pos.u64", "s0.docs.npz"])
+def test_a_truncated_index_file_is_an_error_naming_it(tmp_path: Path, name: str) -> None:
+    idx = tmp_path / "idx"
+    build = ["index", "build", "-c", str(CD / "examples" / "corpus"), "-o", str(idx), "--positions"]
+    assert runner.invoke(app, build).exit_code == 0
+    path = idx / name
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2 + 3])
+    r = runner.invoke(app, ["scan", str(CD / "examples" / "benchmark.jsonl"), "--index", str(idx)])
+    assert r.exit_code == 2, r.output
+    assert name in r.stderr and "truncated or damaged" in r.stderr and "internal" not in r.stderr

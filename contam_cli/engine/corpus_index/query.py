@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,25 @@ from contam_cli.engine.corpus_index.header import IndexHeader, resolve_file
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.evidence import make_evidence
 from contam_cli.engine.match import best_runs
+from contam_cli.errors import InputError
 from contam_cli.io.model import Record
 from contam_cli.io.readers import iter_records
 
 __all__ = ["match_index"]
 
 
-def _memmap(path: Path) -> np.ndarray:
-    if path.stat().st_size == 0:
+def _memmap(path: Path, expected: int) -> np.ndarray:
+    """The uint64 array in `path`, which must hold exactly `expected` values (the header's
+    count): a truncated or damaged index is an InputError, never a shorter answer."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise InputError(path, f"cannot read index file: {e.strerror or e}") from None
+    if size != 8 * expected:
+        raise InputError(
+            path, f"truncated or damaged index file ({size} bytes, expected {8 * expected})"
+        )
+    if size == 0:
         return np.zeros(0, dtype=np.uint64)
     return np.memmap(path, dtype="<u8", mode="r")
 
@@ -33,7 +45,7 @@ def match_index(
     root = Path(root)
     warnings: list[str] = []
     for k, _src in enumerate(header.sources):
-        grams = _memmap(root / f"s{k}.grams.u64")
+        grams = _memmap(root / f"s{k}.grams.u64", int(_src["stored"]))
         lo = np.searchsorted(grams, index.grams, side="left")
         hi = np.searchsorted(grams, index.grams, side="right") if header.positions else lo + 1
         hit = (lo < len(grams)) & (lo < hi)
@@ -72,8 +84,9 @@ def _exact_runs(
     hi: np.ndarray,
     found: np.ndarray,
 ) -> list[str]:
-    docs_all = _memmap(root / f"s{k}.doc.u64")
-    pos_all = _memmap(root / f"s{k}.pos.u64")
+    stored = int(header.sources[k]["stored"])
+    docs_all = _memmap(root / f"s{k}.doc.u64", stored)
+    pos_all = _memmap(root / f"s{k}.pos.u64", stored)
     cnt = hi - lo
     j = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
     uidx = np.repeat(found, cnt)
@@ -85,9 +98,7 @@ def _exact_runs(
     acc.best_len[k, runs.example] = runs.length
     acc.best_order[k, runs.example] = runs.doc
     acc.best_pos[k, runs.example] = runs.doc_pos
-    # NOTE: loaded once; indexing an NpzFile reads the whole array again on every access.
-    with np.load(root / f"s{k}.docs.npz") as npz:
-        table = {name: npz[name] for name in ("file_ord", "offset", "record")}
+    table = _doc_table(root / f"s{k}.docs.npz", int(header.sources[k]["documents"]))
     files = [resolve_file(root, f) for f in header.sources[k]["files"]]
     wanted = sorted({int(d) for d in runs.doc.tolist()})
     found_docs, warnings = _read_docs(files, header.sources[k]["files"], table, wanted)
@@ -142,3 +153,15 @@ def _read_docs(
             if i in want:
                 out[want[i]] = rec
     return out, warnings
+
+
+def _doc_table(path: Path, documents: int) -> dict[str, np.ndarray]:
+    """The per-document table of an index with positions, loaded once and checked."""
+    try:
+        with np.load(path) as npz:
+            table = {name: npz[name] for name in ("file_ord", "offset", "record")}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        raise InputError(path, f"truncated or damaged index file ({e})") from None
+    if any(len(v) != documents for v in table.values()):
+        raise InputError(path, f"damaged index file (expected {documents} documents)")
+    return table
