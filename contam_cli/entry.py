@@ -1,7 +1,9 @@
 """The console entry point: signal handlers first, then the command line is imported.
 
-Importing the command line (Typer, Rich, numpy) takes a moment; a Ctrl-C during it would
-otherwise end in a traceback. Exit codes: see :mod:`contam_cli.cli.exits`.
+Importing the command line (Typer, Rich, numpy) takes a moment, and a signal can arrive during
+it, or between the command's own handling and the end of the process: whenever it comes, it ends
+the process with one line and its exit code (130 Ctrl-C, 143 SIGTERM), never a traceback. The
+commands themselves clean up what they were writing (see :mod:`contam_cli.cli.exits`).
 """
 
 from __future__ import annotations
@@ -10,22 +12,32 @@ import signal
 import sys
 from typing import Any
 
+from contam_cli.errors import Terminated
+
 __all__ = ["main"]
 
 
 def _terminated(signum: int, frame: Any) -> None:
-    sys.stderr.write("contam: terminated\n")
-    sys.exit(143)
+    raise Terminated()
 
 
 def main() -> None:
     """Run `contam`."""
-    previous = signal.signal(signal.SIGTERM, _terminated) if hasattr(signal, "SIGTERM") else None
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         from contam_cli.cli import main as cli_main
+
+        cli_main()
     except KeyboardInterrupt:
-        sys.stderr.write("contam: interrupted\n")
-        sys.exit(130)
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
-    cli_main()
+        _end("contam: interrupted\n", 130)
+    except Terminated:
+        _end("contam: terminated\n", 143)
+
+
+def _end(message: str, code: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.stderr.write(message)
+    sys.exit(code)

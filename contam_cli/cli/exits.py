@@ -43,12 +43,25 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+_SAID = [False]
+"""Whether a command already explained its end on stderr (so the group does not repeat it)."""
+
+
 def _say(message: str) -> None:
+    _SAID[0] = True
     err_console.print(message, markup=False)
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
+
+
+def ignore_signals() -> None:
+    """Once the exit code is decided, a late Ctrl-C or SIGTERM changes nothing: ignore them, so
+    that one arriving during the interpreter's shutdown cannot end it with a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def install_signal_handlers() -> None:
@@ -158,7 +171,10 @@ class ContamGroup(TyperGroup):
             _say("contam: interrupted")
             rv = EXIT_INTERRUPTED
         code = rv if isinstance(rv, int) else EXIT_CLEAN
+        if code == EXIT_INTERRUPTED and not _SAID[0]:
+            _say("contam: interrupted")  # NOTE: Typer turns a Ctrl-C while parsing into 130
         if standalone_mode:
+            ignore_signals()
             sys.exit(code)
         return code
 

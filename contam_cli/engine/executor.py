@@ -88,6 +88,10 @@ def _init_worker(work: Work, context: Any) -> None:
     # NOTE: Ctrl-C goes to the whole process group; the parent alone handles it (and stops the
     # workers), so a worker never dies half-way through a task with a traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGTERM"):
+        # NOTE: the parent stops its workers with SIGTERM; its own handler (inherited by fork)
+        # would make a worker print a traceback instead of just ending.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _WORKER["work"], _WORKER["context"] = work, context
 
 
