@@ -8,7 +8,9 @@ from contam_cli._version import __version__
 from contam_cli.cli.clean import clean_command
 from contam_cli.cli.common import tune_allocator
 from contam_cli.cli.exits import ContamGroup, install_signal_handlers
+from contam_cli.cli.impact import impact_command
 from contam_cli.cli.index import index_app
+from contam_cli.cli.probe import probe_app
 from contam_cli.cli.scan import scan_command
 
 app = typer.Typer(
@@ -39,7 +41,9 @@ def _root(
 
 app.command("scan")(scan_command)
 app.add_typer(index_app, name="index")
+app.add_typer(probe_app, name="probe")
 app.command("clean")(clean_command)
+app.command("impact")(impact_command)
 
 
 def main() -> None:
