@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contam_cli._version import __version__
+from contam_cli.cli.calibrate import calibrate_command
 from contam_cli.cli.clean import clean_command
 from contam_cli.cli.common import tune_allocator
 from contam_cli.cli.exits import ContamGroup, install_signal_handlers
@@ -43,6 +44,7 @@ app.command("scan")(scan_command)
 app.add_typer(index_app, name="index")
 app.add_typer(probe_app, name="probe")
 app.command("clean")(clean_command)
+app.command("calibrate")(calibrate_command)
 app.command("impact")(impact_command)
 
 

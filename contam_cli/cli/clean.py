@@ -9,6 +9,7 @@ from typing import Annotated, cast
 
 import typer
 
+from contam_cli.cli import boilerplate as b
 from contam_cli.cli import common as c
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
@@ -118,6 +119,8 @@ def clean_command(
     no_casefold: c.NoCasefoldOpt = False,
     no_nfkc: c.NoNfkcOpt = False,
     progress: c.ProgressOpt = None,
+    ignore_common: b.IgnoreCommonOpt = None,
+    ignore_from: b.IgnoreFromOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
     """Write the eval set minus its leaked examples, or (--target corpus) the corpus minus the
@@ -140,12 +143,15 @@ def clean_command(
             chunk_size=chunk_size,
             jobs=jobs,
             redact=redact,
+            ignore_common=ignore_common,
+            ignore_from=tuple(ignore_from or ()),
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
         inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
         _check_options(target, dirty_out, manifest, report, flagged_only, output)
         scans = 1 if target is Target.eval or flagged_only else 0
         total = _corpus_bytes(sources, opts) * (scans + (target is Target.corpus))
+        total += _corpus_bytes(sources, opts) * scans * (b.passes(ignore_common) - 1)
         writer = atomic_writer(report, inputs=inputs) if report else nullcontext()
         with writer as fh, c.progress_bar(progress, total, "cleaning") as bar:
             tick = cast(ProgressFn | None, bar)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from contam_cli.cli import boilerplate as b
 from contam_cli.cli import common as c
 from contam_cli.features.scan import scan
 from contam_cli.io import iter_files
@@ -70,6 +71,8 @@ def scan_command(
     progress: c.ProgressOpt = None,
     no_corpus_hash: c.NoCorpusHashOpt = False,
     limit: LimitOpt = 50,
+    ignore_common: b.IgnoreCommonOpt = None,
+    ignore_from: b.IgnoreFromOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
     """Check every eval example against the corpus: overlap, longest verbatim run, evidence.
@@ -92,6 +95,8 @@ def scan_command(
             jobs=jobs,
             redact=redact,
             hash_corpus=not no_corpus_hash,
+            ignore_common=ignore_common,
+            ignore_from=tuple(ignore_from or ()),
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
         total = sum(
@@ -100,6 +105,7 @@ def scan_command(
             for p in ps
             for f in iter_files(p, opts.include, opts.exclude)
         )
+        total *= b.passes(ignore_common)
         with c.progress_bar(progress, total, "scanning corpus") as tick:
             result = scan(
                 eval_paths,

@@ -19,7 +19,7 @@ per-batch arrays, so the build needs about twice the final arrays' memory at its
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -95,6 +95,47 @@ class EvalIndex:
                 j = j[self.occ_first[j]]
                 out += np.bincount(self.occ_ex[j], minlength=self.n_examples)
         return out
+
+    def without(self, drop: np.ndarray, kernels: Any = None) -> EvalIndex:
+        """This index with the grams set in `drop` (bool per gram) left out as boilerplate.
+
+        A corpus never matches a dropped gram, so it counts neither toward overlap nor toward
+        runs: the places of the kept grams keep their positions, and a run (consecutive eval
+        positions on one diagonal) breaks where a dropped window was. Each example's dropped
+        distinct grams move from `total_ngrams` to `ignored_count`. `kernels`: the compiled
+        index kernels, to rebuild the filter faster (same result).
+
+        >>> ix = build_eval_index(["a b c d e", "c d e f"], 3)
+        >>> out = ix.without(ix.grams == ix.grams[0])
+        >>> int(out.total_ngrams.sum() + out.ignored_ngrams.sum()) == int(ix.total_ngrams.sum())
+        True
+        """
+        drop = np.asarray(drop, dtype=bool)
+        if drop.shape != self.grams.shape:
+            raise ValueError(f"drop has shape {drop.shape}, the index {self.grams.shape} grams")
+        if not drop.any():
+            return replace(self, ignored_count=self.ignored_ngrams)
+        ignored = self.distinct_per_example(drop)
+        keep = ~drop
+        per_gram = self.occ_ptr[1:].astype(np.int64) - self.occ_ptr[:-1]
+        kept_places = np.repeat(keep, per_gram)
+        grams = self.grams[keep]
+        ptr: np.ndarray = np.zeros(len(grams) + 1, dtype=_ptr_dtype(int(per_gram[keep].sum())))
+        np.cumsum(per_gram[keep], out=ptr[1:])
+        words_log2 = _bloom_log2(len(grams))
+        return replace(
+            self,
+            grams=grams,
+            occ_ptr=ptr,
+            occ_ex=self.occ_ex[kept_places],
+            occ_pos=self.occ_pos[kept_places],
+            occ_first=self.occ_first[kept_places],
+            total_ngrams=self.total_ngrams - ignored,
+            words=_bloom(grams, words_log2, kernels),
+            words_log2=words_log2,
+            ignored_count=self.ignored_ngrams + ignored,
+            **_directory(grams, kernels),
+        )
 
     def lookup(self, hashes: np.ndarray, accel: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Positions in `hashes` that are eval n-grams, and the index into `grams` of each.

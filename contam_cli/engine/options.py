@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from contam_cli.errors import ArgumentError
@@ -37,19 +38,54 @@ class ScanOptions:
     accel: bool | None = None
     """Use the compiled kernels (extra ``fast``): None = when installed and the corpus on disk is
     large enough that loading them pays."""
+    ignore_common: int | None = None
+    """Boilerplate: eval n-grams found in more than this many distinct corpus documents (all
+    sources together) count neither toward overlap nor toward runs (None: off). Costs a first
+    pass over the corpus that counts them."""
+    ignore_from: tuple[Path, ...] = ()
+    """Boilerplate collections (files or directories): eval n-grams found in them never count."""
 
     def __post_init__(self) -> None:
         _int("n", self.n, 1)
         _int("jobs", self.jobs, 0)
         _int("chunk_bytes", self.chunk_bytes, 1)
+        if self.ignore_common is not None:
+            _int("ignore_common", self.ignore_common, 0)
+        items = self.ignore_from
+        paths = isinstance(items, (list, tuple)) and all(isinstance(p, (str, Path)) for p in items)
+        if not paths:
+            raise ArgumentError("ignore_from must be a sequence of paths")
+        # NOTE: frozen; normalized once here so that equal options compare and describe equal.
+        object.__setattr__(self, "ignore_from", tuple(Path(p) for p in self.ignore_from))
         if not isinstance(self.norm, NormConfig):
             raise ArgumentError(f"norm must be a NormConfig, got {type(self.norm).__name__}")
         for name in ("eval_spec", "corpus_spec"):
             if not isinstance(getattr(self, name), TextSpec):
                 raise ArgumentError(f"{name} must be a TextSpec")
 
+    @property
+    def ignores(self) -> bool:
+        """Whether boilerplate suppression is on."""
+        return self.ignore_common is not None or bool(self.ignore_from)
+
     def describe(self) -> dict[str, Any]:
-        return {"n": self.n, "normalization": self.norm.describe(), "hash": HASH_NAME}
+        """What a report records of these options (the boilerplate settings only when on, so
+        that reports without them keep their bytes).
+
+        >>> ScanOptions(ignore_common=20).describe()["boilerplate"]
+        {'ignore_common': 20, 'ignore_from': []}
+        """
+        out: dict[str, Any] = {
+            "n": self.n,
+            "normalization": self.norm.describe(),
+            "hash": HASH_NAME,
+        }
+        if self.ignores:
+            out["boilerplate"] = {
+                "ignore_common": self.ignore_common,
+                "ignore_from": [str(p) for p in self.ignore_from],
+            }
+        return out
 
 
 def _int(name: str, value: object, least: int) -> None:

@@ -4,30 +4,44 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.corpus_index import load_header, match_index
 from contam_cli.engine.corpus_pass import new_accumulator, run_corpus
-from contam_cli.engine.eval_index import EvalIndex, build_eval_index
+from contam_cli.engine.doc_frequency import document_frequency, rereadable
+from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.executor import Executor, make_executor
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
+from contam_cli.features.boilerplate import Suppression, suppress
+from contam_cli.features.eval_side import index_eval, load_eval
 from contam_cli.features.ngram_report import ngram_report
 from contam_cli.io.discover import iter_files, sha256_file
-from contam_cli.io.inputs import as_record, classify
-from contam_cli.io.model import Locator, Record
-from contam_cli.io.readers import iter_eval
+from contam_cli.io.inputs import classify
+from contam_cli.io.model import Record
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report
 from contam_cli.text import Tokenizer
 from contam_cli.text.accel import kernels
 
-__all__ = ["ScanOptions", "Source", "index_eval", "load_eval", "resolve_sources", "scan"]
+__all__ = [
+    "CorpusScan",
+    "ScanOptions",
+    "Source",
+    "index_eval",
+    "load_eval",
+    "resolve_sources",
+    "scan",
+    "scan_corpus",
+]
 
 ProgressFn = Callable[[int], None]
 #: Below this much corpus on disk, loading the compiled kernels costs more than they save.
@@ -68,12 +82,70 @@ def scan(
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
+    done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
+    corpus_inputs = describe_sources(
+        sources, done.acc.documents.tolist(), done.acc.text_bytes.tolist(), done.hashes
+    )
+    inputs = {"eval": done.eval_inputs, "corpus": corpus_inputs}
+    # NOTE: which executor ran the shards is not recorded: every one gives the same report.
+    config = {**done.opts.describe(), "runs": "exact", **done.boilerplate_config()}
+    report = ngram_report(done.records, done.index, done.acc, policy, done.opts, inputs, config)
+    return replace(report, warnings=(*warnings, *done.warnings, *report.warnings))
+
+
+@dataclass(frozen=True)
+class CorpusScan:
+    """What one scan of the corpus found, before any flag policy: the eval side (records with
+    empty texts, their description, the index scanned), the accumulated matches, the corpus
+    files' sha256, and the boilerplate suppression when it was on."""
+
+    records: list[Record]
+    eval_inputs: list[dict[str, Any]]
+    index: EvalIndex
+    acc: Accumulator
+    opts: ScanOptions
+    """The options as used (the kernels decided)."""
+    hashes: dict[Path, str]
+    suppression: Suppression | None = None
+    doc_freq: np.ndarray | None = None
+    """With ``frequencies`` or ``ignore_common``: per gram of `full_index`, its documents."""
+    full_index: EvalIndex | None = None
+    """The index before suppression (when ``doc_freq`` is set)."""
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.suppression.warnings() if self.suppression is not None else []
+
+    def boilerplate_config(self) -> dict[str, Any]:
+        return {"boilerplate": self.suppression.describe()} if self.suppression else {}
+
+
+def scan_corpus(
+    eval: Any,
+    sources: list[Source],
+    opts: ScanOptions,
+    *,
+    progress: ProgressFn | None = None,
+    executor: Executor | None = None,
+    frequencies: bool = False,
+) -> CorpusScan:
+    """Index `eval`, stream every source past it; `frequencies`: also count each eval n-gram's
+    documents (a first pass, as ``ignore_common`` does)."""
     opts = replace(opts, accel=_want_kernels(opts, sources))
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval(eval, opts, tk)
-    _trim_heap()  # the build's freed temporaries, before worker processes copy this process
     n_shards = sum(len(plan_shards(s, src)) for s, src in enumerate(sources))
     executor = executor or make_executor(opts.jobs, n_shards)
+    doc_freq, full, suppression = None, None, None
+    if frequencies or opts.ignore_common is not None:
+        _check_rereadable(sources)
+        _trim_heap()
+        doc_freq = document_frequency(eval_index, sources, opts, executor, progress=progress)
+        full = eval_index
+    if opts.ignores:
+        suppression = suppress(eval_index, opts, doc_freq)
+        eval_index = suppression.index
+    _trim_heap()  # the build's freed temporaries, before worker processes copy this process
     hashing = _Hashing([p for s in sources for p in s.paths] if opts.hash_corpus else [])
     try:
         acc = run_corpus(
@@ -83,14 +155,18 @@ def scan(
     finally:
         hashing.close()
     _check_documents(sources, acc.documents.tolist())
-    corpus_inputs = describe_sources(
-        sources, acc.documents.tolist(), acc.text_bytes.tolist(), hashes
+    return CorpusScan(
+        records, eval_inputs, eval_index, acc, opts, hashes, suppression, doc_freq, full
     )
-    inputs = {"eval": eval_inputs, "corpus": corpus_inputs}
-    # NOTE: which executor ran the shards is not recorded: every one gives the same report.
-    config = {**opts.describe(), "runs": "exact"}
-    report = ngram_report(records, eval_index, acc, policy, opts, inputs, config)
-    return replace(report, warnings=(*warnings, *report.warnings))
+
+
+def _check_rereadable(sources: list[Source]) -> None:
+    for src in sources:
+        if src.stream is not None and not rereadable(src.stream):
+            raise ArgumentError(
+                f"source {src.name!r}: counting common n-grams reads the corpus twice; give a "
+                "list of texts or paths, not a one-shot iterator"
+            )
 
 
 def _options(options: ScanOptions | None, kwargs: dict[str, Any]) -> ScanOptions:
@@ -128,12 +204,20 @@ class _Hashing:
 def _scan_index(
     eval: Any, index: Path, policy: FlagPolicy, opts: ScanOptions, verify: bool
 ) -> Report:
+    if opts.ignore_common is not None:
+        raise UsageError(
+            "--ignore-common counts documents in a corpus; with --index use --ignore-from"
+        )
     header = load_header(index)
     header.check(opts.n, opts.norm)
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
     verified = header.verify(index) if verify else None
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval(eval, opts, tk)
+    suppression = suppress(eval_index, opts, None) if opts.ignores else None
+    if suppression is not None:
+        eval_index = suppression.index
+        policy_warnings += suppression.warnings()
     acc = new_accumulator(eval_index, [s["name"] for s in header.sources], opts.redact)
     warnings = match_index(index, header, eval_index, acc)
     corpus_inputs = [
@@ -149,6 +233,8 @@ def _scan_index(
     inputs = {"eval": eval_inputs, "corpus": corpus_inputs}
     runs = "exact" if header.positions else "chained"
     config = {**opts.describe(), "runs": runs}
+    if suppression is not None:
+        config["boilerplate"] = suppression.describe()
     report = ngram_report(records, eval_index, acc, policy, opts, inputs, config)
     documents = sum(int(s["documents"]) for s in header.sources)
     stats = {**report.stats, "corpus_documents": documents}
@@ -174,79 +260,6 @@ def _want_kernels(opts: ScanOptions, sources: list[Source]) -> bool:
         return opts.accel
     on_disk = sum(p.stat().st_size for s in sources for p in s.paths)
     return on_disk >= ACCEL_MIN_BYTES and kernels() is not None
-
-
-# -- the eval side ----------------------------------------------------------------------------
-
-
-def load_eval(eval: Any, opts: ScanOptions) -> tuple[list[Record], list[dict[str, Any]]]:
-    """The eval records and a description of where they came from."""
-    records, describe = _eval_records(eval, opts)
-    listed = list(records)
-    if not listed:
-        raise UsageError("the eval set holds no examples")
-    return listed, describe(listed)
-
-
-def index_eval(
-    eval: Any, opts: ScanOptions, tk: Tokenizer
-) -> tuple[list[Record], list[dict[str, Any]], EvalIndex]:
-    """:func:`load_eval` and the eval index in one pass over the records.
-
-    Each text is dropped once hashed: the records returned have empty texts (the index and its
-    digests hold all that is needed of them), so a large eval set is never in memory whole.
-    """
-    refs: list[Record] = []
-    records, describe = _eval_records(eval, opts)
-
-    def texts() -> Iterator[str]:
-        for r in records:
-            refs.append(Record(r.id, "", Locator(r.locator.path, r.locator.line)))
-            yield r.text
-
-    eval_index = build_eval_index(texts(), opts.n, opts.norm, tk)
-    if not refs:
-        raise UsageError("the eval set holds no examples")
-    return refs, describe(refs), eval_index
-
-
-def _eval_records(
-    eval: Any, opts: ScanOptions
-) -> tuple[Iterable[Record], Callable[[list[Record]], list[dict[str, Any]]]]:
-    """The eval records (streamed from files), and how to describe them once all are read."""
-    given = classify(eval, what="eval")
-    if given.paths:
-        paths = list(given.paths)
-        records = iter_eval(paths, opts.eval_spec, opts.include, opts.exclude)
-        return records, lambda seen: _describe_eval_files(paths, seen, opts)
-    assert given.memory is not None
-    items = given.memory
-    spec = opts.eval_spec
-    in_memory = _unique(as_record(x, i, "<memory>", spec, role="eval") for i, x in enumerate(items))
-    return in_memory, lambda seen: [{"path": "<memory>", "sha256": None, "records": len(seen)}]
-
-
-def _unique(records: Iterable[Record]) -> Iterator[Record]:
-    seen: dict[str, int] = {}
-    for k, r in enumerate(records):
-        first = seen.setdefault(r.id, k)
-        if first != k:
-            raise UsageError(
-                f"<memory>[{k}]: duplicate id {r.id!r} (first seen at <memory>[{first}])"
-            )
-        yield r
-
-
-def _describe_eval_files(
-    paths: Sequence[Path], records: list[Record], opts: ScanOptions
-) -> list[dict[str, Any]]:
-    counts: dict[str, int] = {}
-    for r in records:
-        counts[r.locator.path] = counts.get(r.locator.path, 0) + 1
-    files = [f for p in paths for f in iter_files(p, opts.include, opts.exclude)]
-    return [
-        {"path": str(f), "sha256": sha256_file(f), "records": counts.get(str(f), 0)} for f in files
-    ]
 
 
 # -- the corpus side ---------------------------------------------------------------------------

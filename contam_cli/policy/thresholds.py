@@ -98,10 +98,13 @@ class Thresholds(Mapping[str, SourceThreshold]):
             },
         }
 
+    def to_json(self) -> bytes:
+        """The file's bytes (deterministic: sources in name order, two-space indents)."""
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+
     def save(self, path: str | Path, *, inputs: Sequence[str | Path] = ()) -> None:
         """Write the file atomically (deterministic bytes)."""
-        text = orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
-        write_atomic(path, text, inputs=inputs)
+        write_atomic(path, self.to_json(), inputs=inputs)
 
 
 def load_thresholds(path: str | Path) -> Thresholds:
