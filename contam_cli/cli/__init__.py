@@ -12,6 +12,7 @@ from contam_cli.cli.exits import ContamGroup, install_signal_handlers
 from contam_cli.cli.impact import impact_command
 from contam_cli.cli.index import index_app
 from contam_cli.cli.probe import probe_app
+from contam_cli.cli.report import report_command
 from contam_cli.cli.scan import scan_command
 
 app = typer.Typer(
@@ -46,6 +47,7 @@ app.add_typer(probe_app, name="probe")
 app.command("clean")(clean_command)
 app.command("calibrate")(calibrate_command)
 app.command("impact")(impact_command)
+app.command("report")(report_command)
 
 
 def main() -> None:

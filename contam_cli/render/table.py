@@ -56,7 +56,7 @@ def render_table(
 
 def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
     redact = report.redact
-    if "longest_run" in report.examples.scores:
+    if _is_scan(report):
         headers = ["id", "overlap", "run", "z", "flag", "reasons", "where"]
         rows = [
             [
@@ -91,7 +91,7 @@ def _unscorable(report: Report, limit: int) -> list[str]:
     if not len(unscorable):
         return []
     n = report.config.get("n")
-    if "longest_run" in report.examples.scores:
+    if _is_scan(report):
         out = [f"Unscorable (fewer than n={n} tokens; not evidence of being clean):"]
     else:
         out = ["Unscorable (no method could score them; not evidence of being clean):"]
@@ -101,6 +101,11 @@ def _unscorable(report: Report, limit: int) -> list[str]:
     if len(unscorable) > limit:
         out.append(f"  ... {len(unscorable) - limit} more")
     return out
+
+
+def _is_scan(report: Report) -> bool:
+    """A report of the n-gram detector alone (a combined report holds its scores too)."""
+    return report.examples.ngram is not None and report.command in ("scan", "clean")
 
 
 def _id(value: str) -> str:

@@ -1,0 +1,161 @@
+"""`contam report`: combine detectors' scores, measure them against labels; exit 0, 1 or 2."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from contam_cli.cli import common as c
+from contam_cli.features.combine import build_report, parse_direction
+from contam_cli.io.output import atomic_writer, write_atomic
+from contam_cli.render import OutputFormat, iter_json, render, write_json
+
+InputsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Reports (contam scan/probe --report) and JSONL or CSV files of "
+        '{"id", "<method>": score}.',
+        show_default=False,
+    ),
+]
+LabelsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--labels",
+        help='Known labels, JSONL or CSV of {"id", "label"} (1/true: contaminated; the key may '
+        "also be contaminated or leaked): AUCs, --weight-by-auc, --prevalence.",
+        show_default=False,
+    ),
+]
+DirectionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--direction",
+        help="METHOD=higher|lower: which way a method is more suspicious (repeatable; scores "
+        "files default to higher, reports say their own).",
+        show_default=False,
+    ),
+]
+WeightOpt = Annotated[
+    bool,
+    typer.Option(
+        "--weight-by-auc",
+        help="Weigh each method by max(0, AUC - 0.5) on --labels (default: equal weights).",
+    ),
+]
+ThresholdOpt = Annotated[
+    float, typer.Option("--threshold", help="Flag when the combined z-score >= this.")
+]
+PrevalenceOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--prevalence",
+        min=0.0,
+        max=1.0,
+        help="Expected share of contaminated documents: precision and review queue per method.",
+        show_default=False,
+    ),
+]
+DocumentsOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--documents",
+        min=0.0,
+        help="Documents to review at --prevalence (default: the number of examples).",
+        show_default=False,
+    ),
+]
+TopOpt = Annotated[int, typer.Option("--top", min=0, help="Examples listed (table, markdown).")]
+MethodNameOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--method-name",
+        help="INPUT:OLD=NEW renames input INPUT's method OLD (INPUT: its path, file name or "
+        "position from 1; repeatable). Needed when two inputs have a method of the same name.",
+        show_default=False,
+    ),
+]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to write.")]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write to this file (atomically) instead of stdout.",
+        show_default=False,
+    ),
+]
+BootstrapOpt = Annotated[
+    int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of each AUC interval.")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")]
+
+
+def report_command(
+    inputs: InputsArg,
+    labels: LabelsOpt = None,
+    direction: DirectionOpt = None,
+    weight_by_auc: WeightOpt = False,
+    threshold: ThresholdOpt = 2.0,
+    prevalence: PrevalenceOpt = None,
+    documents: DocumentsOpt = None,
+    top: TopOpt = 20,
+    method_name: MethodNameOpt = None,
+    fmt: FormatOpt = OutputFormat.table,
+    output: OutputOpt = None,
+    report: c.ReportOpt = None,
+    bootstrap: BootstrapOpt = 1000,
+    seed: SeedOpt = 0,
+    redact: c.RedactOpt = False,
+    no_fail: c.NoFailOpt = False,
+    debug: c.DebugOpt = False,
+) -> None:
+    """Combine detectors: z-score each method, flag on their weighted mean; with labels, AUC
+    (95% bootstrap interval), precision at prevalence and the review queue.
+
+    Exit code 0: nothing flagged by the combined rule; 1: something flagged; 2: usage or input
+    error.
+    """
+    with c.handle_errors(debug):
+        result = build_report(
+            inputs,
+            labels=labels,
+            directions=dict(parse_direction(d) for d in direction or ()),
+            weight_by_auc=weight_by_auc,
+            threshold=threshold,
+            prevalence=prevalence,
+            documents=documents,
+            method_names=method_name or (),
+            bootstrap=bootstrap,
+            seed=seed,
+            redact=redact,
+        )
+        c.print_warnings(result)
+        read = [*inputs, *([labels] if labels is not None else [])]
+        if report is not None:
+            with atomic_writer(report, inputs=read) as fh:
+                write_json(result, fh)
+        verdict = c.EXIT_FOUND if result.contaminated and not no_fail else c.EXIT_CLEAN
+        if fmt is OutputFormat.json:
+            if output is not None:
+                with atomic_writer(output, inputs=read) as fh:
+                    write_json(result, fh)
+            else:
+                with c.stdout_guard(verdict):
+                    for piece in iter_json(result):
+                        sys.stdout.write(piece.decode())
+        else:
+            text = render(result, fmt, top=top)
+            if output is not None:
+                write_atomic(output, text, inputs=read)
+            elif fmt is OutputFormat.table:
+                with c.stdout_guard(verdict):
+                    c.write_table(text, result.contaminated)
+            else:
+                with c.stdout_guard(verdict):
+                    sys.stdout.write(text)
+    if verdict:
+        raise typer.Exit(verdict)
