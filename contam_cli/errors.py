@@ -58,6 +58,11 @@ class MissingExtraError(ContamError):
         return (type(self), (self.module, self.extra))
 
 
+class NothingScoredError(ContamError):
+    """No eval example could be scored (every one shorter than n, say): a gate that checked
+    nothing must not pass, so this is an error (exit 2), never a clean verdict."""
+
+
 class Terminated(BaseException):
     """SIGTERM arrived (the command line raises it from its signal handler, so that every
     ``finally`` runs and no half-written output stays behind). Not an Exception, like

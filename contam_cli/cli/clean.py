@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, cast
@@ -17,8 +17,6 @@ from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_
 from contam_cli.features.clean import Mode as CutMode
 from contam_cli.features.scan import ProgressFn
 from contam_cli.io import iter_files
-from contam_cli.io.output import atomic_writer
-from contam_cli.render import write_json
 from contam_cli.render.clean import render_corpus_summary, render_eval_summary
 
 
@@ -147,13 +145,11 @@ def clean_command(
             ignore_from=tuple(ignore_from or ()),
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
-        inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
         _check_options(target, dirty_out, manifest, report, flagged_only, output)
         scans = 1 if target is Target.eval or flagged_only else 0
         total = _corpus_bytes(sources, opts) * (scans + (target is Target.corpus))
         total += _corpus_bytes(sources, opts) * scans * (b.passes(ignore_common) - 1)
-        writer = atomic_writer(report, inputs=inputs) if report else nullcontext()
-        with writer as fh, c.progress_bar(progress, total, "cleaning") as bar:
+        with c.progress_bar(progress, total, "cleaning") as bar:
             tick = cast(ProgressFn | None, bar)
             if target is Target.eval:
                 result: EvalCleanResult | CorpusCleanResult = clean_eval(
@@ -165,6 +161,7 @@ def clean_command(
                     options=opts,
                     force=force,
                     progress=tick,
+                    report_path=report,
                 )
             else:
                 result = clean_corpus(
@@ -181,15 +178,17 @@ def clean_command(
                     manifest=manifest,
                     force=force,
                     progress=tick,
+                    report_path=report,
                 )
-            if fh is not None and result.report is not None:
-                write_json(result.report, fh)
-        if isinstance(result, EvalCleanResult):
-            typer.echo(render_eval_summary(result), nl=False)
-        else:
-            typer.echo(render_corpus_summary(result), nl=False)
-    if result.changed and not no_fail:
-        raise typer.Exit(c.EXIT_FOUND)
+        if result.report is not None:
+            c.print_warnings(result.report)
+        verdict = c.EXIT_FOUND if result.changed and not no_fail else c.EXIT_CLEAN
+        with c.stdout_guard(verdict):
+            if isinstance(result, EvalCleanResult):
+                sys.stdout.write(render_eval_summary(result))
+            else:
+                sys.stdout.write(render_corpus_summary(result))
+    raise typer.Exit(verdict)
 
 
 def _check_options(

@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -17,7 +16,6 @@ from rich.progress import (
     TimeRemainingColumn,
     TransferSpeedColumn,
 )
-from rich.text import Text
 
 from contam_cli.cli.exits import (  # noqa: F401 - re-exported for the commands
     EXIT_CLEAN,
@@ -35,6 +33,7 @@ from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c
     EvalArg,
     ExcludeOpt,
     FieldOpt,
+    HtmlOpt,
     IdFieldOpt,
     IncludeOpt,
     JobsOpt,
@@ -49,9 +48,16 @@ from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c
     RedactOpt,
     ReportOpt,
     RolesOpt,
+    SarifOpt,
     SourceOpt,
     ThresholdOpt,
     ThresholdsOpt,
+)
+from contam_cli.cli.outputs import (  # noqa: F401 - re-exported for the commands
+    Outputs,
+    print_report,
+    require_scored,
+    write_table,
 )
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
@@ -93,21 +99,6 @@ def flag_policy(
     return FlagPolicy(
         min_overlap=min_overlap, min_run=min_run, zscore=threshold, thresholds=per_source
     )
-
-
-def write_table(text: str, contaminated: bool) -> None:
-    """A rendered table on stdout: as it is into a pipe or file, coloured on a terminal (the
-    flags and the summary line)."""
-    if not sys.stdout.isatty():
-        sys.stdout.write(text)
-        return
-    out = Console(highlight=False, soft_wrap=True)
-    body, _, summary = text.rstrip("\n").rpartition("\n")
-    if body:
-        shown = Text(body)
-        shown.highlight_words(["FLAGGED"], style="bold red")
-        out.print(shown)
-    out.print(Text(summary, style="bold red" if contaminated else "bold green"))
 
 
 def print_warnings(report: Report) -> None:

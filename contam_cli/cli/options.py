@@ -176,3 +176,21 @@ NoCorpusHashOpt = Annotated[
     ),
 ]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        metavar="PATH",
+        help="Also write the report as one self-contained HTML page (atomically).",
+        show_default=False,
+    ),
+]
+SarifOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sarif",
+        metavar="PATH",
+        help="Also write SARIF 2.1.0, for GitHub code scanning (atomically).",
+        show_default=False,
+    ),
+]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,9 +11,7 @@ from contam_cli.cli import boilerplate as b
 from contam_cli.cli import common as c
 from contam_cli.features.scan import scan
 from contam_cli.io import iter_files
-from contam_cli.io.output import atomic_writer
-from contam_cli.render import OutputFormat, iter_json, write_json
-from contam_cli.render.table import render_table
+from contam_cli.render import OutputFormat
 
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
 LimitOpt = Annotated[
@@ -62,6 +59,8 @@ def scan_command(
     json_out: JsonOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     report: c.ReportOpt = None,
+    html: c.HtmlOpt = None,
+    sarif: c.SarifOpt = None,
     redact: c.RedactOpt = False,
     no_fail: c.NoFailOpt = False,
     jobs: c.JobsOpt = 0,
@@ -99,6 +98,10 @@ def scan_command(
             ignore_from=tuple(ignore_from or ()),
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
+        inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
+        if index is not None:
+            inputs.append(index)
+        outputs = c.Outputs(report=report, html=html, sarif=sarif, inputs=inputs)
         total = sum(
             f.stat().st_size
             for ps in sources.values()
@@ -117,19 +120,9 @@ def scan_command(
                 verify=verify,
             )
         c.print_warnings(result)
-        inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
-        if index is not None:
-            inputs.append(index)
-        # NOTE: the JSON goes out piece by piece (never whole in memory); the file still
-        # appears all at once, and stdout gets the same text through its own encoding.
-        if report is not None:
-            with atomic_writer(report, inputs=inputs) as fh:
-                write_json(result, fh)
-        if json_out or fmt is OutputFormat.json:
-            for piece in iter_json(result):
-                sys.stdout.write(piece.decode())
-        else:
-            rows = None if limit == 0 else limit
-            c.write_table(render_table(result, flagged_rows=rows), result.contaminated)
-    if result.contaminated and not no_fail:
-        raise typer.Exit(c.EXIT_FOUND)
+        c.require_scored(result)
+        outputs.write(result)
+        verdict = c.EXIT_FOUND if result.contaminated and not no_fail else c.EXIT_CLEAN
+        with c.stdout_guard(verdict):
+            c.print_report(result, OutputFormat.json if json_out else fmt, limit)
+    raise typer.Exit(verdict)

@@ -15,11 +15,11 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.io.discover import iter_files, sha256_file
 from contam_cli.io.inputs import as_record, classify
-from contam_cli.io.model import Locator, Record
+from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.readers import iter_eval
 from contam_cli.text import Tokenizer
 
-__all__ = ["index_eval", "load_eval"]
+__all__ = ["eval_warnings", "index_eval", "load_eval"]
 
 
 def load_eval(
@@ -66,8 +66,9 @@ def _eval_records(
     given = classify(eval, what=what)
     if given.paths:
         paths = list(given.paths)
-        records = iter_eval(paths, opts.eval_spec, opts.include, opts.exclude)
-        return records, lambda seen: _describe_eval_files(paths, seen, opts)
+        notes = ReadNotes()
+        records = iter_eval(paths, opts.eval_spec, opts.include, opts.exclude, notes)
+        return records, lambda seen: _describe_eval_files(paths, seen, opts, notes)
     assert given.memory is not None
     items = given.memory
     spec = opts.eval_spec
@@ -87,12 +88,31 @@ def _unique(records: Iterable[Record]) -> Iterator[Record]:
 
 
 def _describe_eval_files(
-    paths: Sequence[Path], records: list[Record], opts: ScanOptions
+    paths: Sequence[Path], records: list[Record], opts: ScanOptions, notes: ReadNotes
 ) -> list[dict[str, Any]]:
     counts: dict[str, int] = {}
     for r in records:
         counts[r.locator.path] = counts.get(r.locator.path, 0) + 1
     files = [f for p in paths for f in iter_files(p, opts.include, opts.exclude)]
+    out = []
+    for f in files:
+        entry: dict[str, Any] = {
+            "path": str(f),
+            "sha256": sha256_file(f),
+            "records": counts.get(str(f), 0),
+        }
+        replaced = notes.surrogates.get(str(f))
+        if replaced:
+            entry["lone_surrogates"] = replaced
+        out.append(entry)
+    return out
+
+
+def eval_warnings(eval_inputs: list[dict[str, Any]]) -> list[str]:
+    """What the eval files' reading replaced, as report warnings."""
     return [
-        {"path": str(f), "sha256": sha256_file(f), "records": counts.get(str(f), 0)} for f in files
+        f"{e['path']}: {e['lone_surrogates']} record(s) held lone surrogate escapes "
+        "(not text), read as U+FFFD"
+        for e in eval_inputs
+        if e.get("lone_surrogates")
     ]

@@ -22,11 +22,13 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
-from contam_cli.features.eval_side import index_eval, load_eval
+from contam_cli.features.eval_side import eval_warnings, index_eval, load_eval
+from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.ngram_report import ngram_report
 from contam_cli.io.discover import iter_files, sha256_file
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
+from contam_cli.io.roles import check_roles
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report
 from contam_cli.text import Tokenizer
@@ -82,6 +84,7 @@ def scan(
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
+    _check_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     corpus_inputs = describe_sources(
         sources, done.acc.documents.tolist(), done.acc.text_bytes.tolist(), done.hashes
@@ -90,7 +93,8 @@ def scan(
     # NOTE: which executor ran the shards is not recorded: every one gives the same report.
     config = {**done.opts.describe(), "runs": "exact", **done.boilerplate_config()}
     report = ngram_report(done.records, done.index, done.acc, policy, done.opts, inputs, config)
-    return replace(report, warnings=(*warnings, *done.warnings, *report.warnings))
+    found = (*warnings, *eval_warnings(done.eval_inputs), *done.warnings, *report.warnings)
+    return attach_eval_texts(replace(report, warnings=found), eval, opts)
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,16 @@ def scan_corpus(
     )
 
 
+def _check_roles(eval: Any, corpus_files: list[Path], opts: ScanOptions) -> None:
+    """``--roles`` must name roles the inputs' chat turns have (eval and corpus together)."""
+    roles = tuple(dict.fromkeys((*(opts.eval_spec.roles or ()), *(opts.corpus_spec.roles or ()))))
+    if not roles:
+        return
+    given = classify(eval, what="eval")
+    eval_files = [f for p in given.paths for f in iter_files(p, opts.include, opts.exclude)]
+    check_roles([*eval_files, *corpus_files], roles, "inputs")
+
+
 def _check_rereadable(sources: list[Source]) -> None:
     for src in sources:
         if src.stream is not None and not rereadable(src.stream):
@@ -211,6 +225,7 @@ def _scan_index(
     header = load_header(index)
     header.check(opts.n, opts.norm)
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
+    _check_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval(eval, opts, tk)
@@ -238,7 +253,8 @@ def _scan_index(
     report = ngram_report(records, eval_index, acc, policy, opts, inputs, config)
     documents = sum(int(s["documents"]) for s in header.sources)
     stats = {**report.stats, "corpus_documents": documents}
-    return replace(report, stats=stats, warnings=(*policy_warnings, *warnings))
+    found = (*policy_warnings, *eval_warnings(eval_inputs), *warnings)
+    return attach_eval_texts(replace(report, stats=stats, warnings=found), eval, opts)
 
 
 def _trim_heap() -> None:

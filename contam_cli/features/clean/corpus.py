@@ -16,7 +16,7 @@ from contam_cli.engine.corpus_pass import tokenizer
 from contam_cli.engine.eval_index import build_eval_index
 from contam_cli.engine.executor import Executor, make_executor
 from contam_cli.engine.options import ScanOptions
-from contam_cli.errors import UsageError
+from contam_cli.errors import NothingScoredError, UsageError
 from contam_cli.features.clean.cut import CutRule, Mode, _Context, _plan_batch
 from contam_cli.features.clean.edits import _Edit, _Unit
 from contam_cli.features.clean.layout import (
@@ -171,10 +171,20 @@ def clean_corpus(
         report = scan(
             scanned, sources, policy=policy, options=opts, progress=progress, executor=executor
         )
+        if not report.scorable_mask().any():
+            raise NothingScoredError(
+                f"no eval example could be scored (all shorter than n={opts.n}): nothing "
+                "was checked, nothing written"
+            )
         records = [r for r, hit in zip(records, report.flagged_mask().tolist()) if hit]
         index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
     else:
         records, eval_inputs, index = index_eval(eval, opts, tk)  # texts never all in memory
+    if not flagged_only and not len(index.grams):
+        raise NothingScoredError(
+            f"no eval example has an n-gram (all shorter than n={opts.n}): nothing to remove, "
+            "nothing written"
+        )
     ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs))
     config = {
         **opts.describe(),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from contam_cli.engine.options import ScanOptions
-from contam_cli.errors import InputError, UsageError
+from contam_cli.errors import InputError, NothingScoredError, UsageError
 from contam_cli.features.clean.layout import (
     CorpusArg,
     _as_paths,
@@ -83,6 +83,11 @@ def clean_eval(
     _check_targets(targets, inputs, force=force, directory=not single)
     _check_report_path(report_path, targets, inputs)
     report = scan(paths, sources, policy=policy, options=opts, progress=progress)
+    if not report.scorable_mask().any():
+        raise NothingScoredError(
+            f"no eval example could be scored (all {len(report.examples)} shorter than "
+            f"n={opts.n}): nothing was checked, nothing written"
+        )
     records = read_eval(paths, opts.eval_spec, opts.include, opts.exclude)
     flagged = _flagged_spans(report, records)
     spans = _spans_by_file(records)

@@ -1,0 +1,98 @@
+"""contam scan and clean: outputs checked before any work, written together, every format on
+stdout, a closed stdout, and a run that scored nothing is an error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import CD, DECONTAM, ROOT, assert_valid_report
+from typer.testing import CliRunner
+
+from contam_cli.cli import app
+
+BENCH = str(CD / "examples" / "benchmark.jsonl")
+CORPUS = str(CD / "examples" / "corpus")
+runner = CliRunner()
+
+
+def run(*args: object):  # noqa: ANN201
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_report_html_and_sarif_written_together(tmp_path: Path) -> None:
+    r = run("scan", BENCH, "-c", CORPUS, "--report", tmp_path / "r.json",
+            "--html", tmp_path / "r.html", "--sarif", tmp_path / "r.sarif")  # fmt: skip
+    assert r.exit_code == 1, r.output
+    assert_valid_report((tmp_path / "r.json").read_bytes())
+    assert "<mark" in (tmp_path / "r.html").read_text()
+    assert json.loads((tmp_path / "r.sarif").read_text())["version"] == "2.1.0"
+
+
+def test_a_bad_output_path_fails_before_the_scan(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    for bad in (BENCH, tmp_path / "afile" / "r.json", tmp_path):
+        r = run("scan", BENCH, "-c", CORPUS, "--report", bad)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+        assert r.stdout == ""  # nothing was scanned, nothing printed
+    r = run("scan", BENCH, "-c", CORPUS, "--report", tmp_path / "x", "--html", tmp_path / "x")
+    assert r.exit_code == 2 and "two outputs" in r.stderr
+
+
+def test_every_format_on_stdout() -> None:
+    md = run("scan", BENCH, "-c", CORPUS, "--format", "markdown")
+    assert md.exit_code == 1 and md.stdout.startswith("# contam scan: contamination found")
+    html = run("scan", BENCH, "-c", CORPUS, "--format", "html", "--no-fail")
+    assert html.exit_code == 0 and html.stdout.lstrip().lower().startswith("<!doctype html>")
+    sarif = run("scan", BENCH, "-c", CORPUS, "-f", "sarif")
+    assert json.loads(sarif.stdout)["runs"][0]["tool"]["driver"]["name"] == "contam"
+
+
+def test_nothing_scored_is_an_error_not_a_clean_pass(tmp_path: Path) -> None:
+    r = run("scan", BENCH, "-c", CORPUS, "-n", 100)
+    assert r.exit_code == 2
+    assert "no eval example could be scored (all 5 shorter than n=100)" in r.stderr
+    out = tmp_path / "o.jsonl"
+    r = run("clean", BENCH, "-c", CORPUS, "-n", 100, "-o", out)
+    assert r.exit_code == 2 and "could be scored" in r.stderr and not out.exists()
+    r = run("clean", BENCH, "-c", CORPUS, "-n", 100, "--target", "corpus", "-o", tmp_path / "d")
+    assert r.exit_code == 2 and os.listdir(tmp_path) == []
+    r = run("scan", BENCH, "-c", CORPUS, "--field", "id")  # ids are two characters: no 13-grams
+    assert r.exit_code == 2 and "could be scored" in r.stderr
+
+
+def test_unknown_roles_are_an_error_listing_the_roles_present() -> None:
+    train = str(DECONTAM / "train_chat.jsonl")
+    r = run("scan", str(DECONTAM / "eval.jsonl"), "-c", train, "-n", 8, "--roles", "usr")
+    assert r.exit_code == 2, r.output
+    assert "role usr" in r.stderr and "roles present: assistant, system, user" in r.stderr
+    ok = run(
+        "scan", str(DECONTAM / "eval.jsonl"), "-c", train, "-n", 8, "--roles", "user,assistant"
+    )
+    assert ok.exit_code == 1, ok.output
+
+
+def test_a_closed_stdout_ends_quietly_with_the_verdict(tmp_path: Path) -> None:
+    # NOTE: a JSON report far larger than a pipe's buffer, so the writer meets the closed pipe.
+    lines = (CD / "examples" / "benchmark.jsonl").read_text().splitlines()
+    many = [
+        json.dumps({"id": f"x{i}", "text": json.loads(lines[i % 5])["text"]}) for i in range(600)
+    ]
+    (tmp_path / "e.jsonl").write_text("\n".join(many) + "\n")
+    cmd = [sys.executable, "-m", "contam_cli", "scan", str(tmp_path / "e.jsonl"), "-c", CORPUS]
+    cmd.append("--json")
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert proc.stdout is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # the reader went away, like `| head -c 10`
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert err == b""
