@@ -27,7 +27,8 @@ def roles_in(obj: Any) -> Iterator[str]:
     """The roles of the chat turns anywhere in a parsed record (OpenAI ``role`` or ShareGPT
     ``from``; ShareGPT names given both ways).
 
-    >>> sorted(set(roles_in({"messages": [{"role": "user"}, {"from": "gpt", "value": "x"}]})))
+    >>> turns = [{"role": "user", "content": "hi"}, {"from": "gpt", "value": "x"}]
+    >>> sorted(set(roles_in({"messages": turns})))
     ['assistant', 'gpt', 'user']
     """
     if isinstance(obj, dict):
