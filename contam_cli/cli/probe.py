@@ -26,7 +26,7 @@ from contam_cli.cli import common as c
 from contam_cli.detectors.providers.ngram_lm import Boundary
 from contam_cli.features.probe import DEFAULT_METHODS, ProbeProgress, probe, provider_options
 from contam_cli.features.probe import train_lm as train_model
-from contam_cli.render import OutputFormat, iter_json
+from contam_cli.render import OutputFormat, iter_json, render
 from contam_cli.render.table import render_table
 from contam_cli.report import Report
 
@@ -140,6 +140,12 @@ MaxTokensOpt = Annotated[
         show_default=False,
     ),
 ]
+LimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--limit", min=0, help="Examples listed, most suspicious first (0: all); JSON has all."
+    ),
+]
 RestartOpt = Annotated[
     bool, typer.Option("--restart", help="Ignore the partial results of an earlier run (-o).")
 ]
@@ -162,6 +168,7 @@ def probe_command(
     max_retries: RetriesOpt = None,
     max_tokens: MaxTokensOpt = None,
     restart: RestartOpt = False,
+    limit: LimitOpt = 20,
     field: c.FieldOpt = None,
     id_field: c.IdFieldOpt = None,
     roles: c.RolesOpt = None,
@@ -205,22 +212,20 @@ def probe_command(
                 redact=redact,
             )
         c.print_warnings(report)
+        rows = limit or len(report.examples)
         if fmt is OutputFormat.json:
             for piece in iter_json(report):
                 sys.stdout.write(piece.decode())
+        elif fmt is OutputFormat.table:
+            c.write_table(_table(report, rows), False)
         else:
-            c.write_table(_table(report), False)
+            text = render(report, fmt, top=rows)
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-def _table(report: Report) -> str:
-    """The report's table, its last line saying what a probe's summary means."""
-    text = render_table(report)
-    body = text.removesuffix(report.summary_line() + "\n")
-    s = report.summary()
-    return body + (
-        f"{s['examples']} examples: {s['examples'] - s['unscorable']} scored, "
-        f"{s['unscorable']} unscorable (probe scores flag nothing: see contam report)\n"
-    )
+def _table(report: Report, rows: int) -> str:
+    """The report's table (its summary line says what a probe's counts mean)."""
+    return render_table(report, clean_rows=rows)
 
 
 class _RateColumn(ProgressColumn):

@@ -15,7 +15,7 @@ from typing import Any
 from contam_cli.errors import UsageError
 from contam_cli.render.json import iter_json, render_json, write_json
 from contam_cli.render.markdown import render_markdown
-from contam_cli.render.table import render_table
+from contam_cli.render.table import DEFAULT_CLEAN_ROWS, render_table
 from contam_cli.report import Report
 
 __all__ = [
@@ -74,5 +74,7 @@ def render(report: Report, fmt: OutputFormat | str, **options: Any) -> str:
 
 
 def _table(report: Report, *, top: int | None = None) -> str:
-    """The terminal table (`top`: flagged rows listed, None the default)."""
-    return render_table(report) if top is None else render_table(report, flagged_rows=top)
+    """The terminal table (`top`: rows listed, flagged ones first; None: the defaults)."""
+    if top is None:
+        return render_table(report)
+    return render_table(report, flagged_rows=top, clean_rows=min(top, DEFAULT_CLEAN_ROWS))

@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from contam_cli.engine.evidence import Evidence
+from contam_cli.render.combination import combination_lines
 from contam_cli.render.text import columns
 from contam_cli.report import ExampleResult, Report
 
@@ -42,14 +43,17 @@ def render_table(
     limit = len(flagged) if flagged_rows is None else flagged_rows
     shown = report.take(np.concatenate((flagged[:limit], clean[:clean_rows])))
     lines = _rows(report, shown) if shown else []
+    # NOTE: a probe flags nothing, so its examples not flagged are not "clean".
+    unflagged = "clean" if report.command != "probe" else "scored"
     more = [
         (len(flagged) - len(flagged[:limit]), "flagged"),
-        (len(clean) - len(clean[:clean_rows]), "clean"),
+        (len(clean) - len(clean[:clean_rows]), unflagged),
     ]
     hidden = ", ".join(f"{k} more {what}" for k, what in more if k)
     if hidden:
-        lines.append(f"... {hidden} examples not listed (all are in --json and --report)")
+        lines.append(f"... {hidden} examples not listed (all are in the JSON report)")
     lines += _unscorable(report, clean_rows)
+    lines += combination_lines(report)
     lines.append(report.summary_line())
     return "".join(line + "\n" for line in lines)
 
@@ -83,7 +87,18 @@ def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
         ]
         for e in shown
     ]
-    return columns(headers, rows, "l" + "r" * len(names) + "lll")
+    # NOTE: a probe run flags nothing: its empty flag and reasons columns are left out.
+    keep = [
+        k
+        for k, h in enumerate(headers)
+        if h not in ("flag", "reasons") or any(row[k] for row in rows)
+    ]
+    justify = "l" + "r" * len(names) + "lll"
+    return columns(
+        [headers[k] for k in keep],
+        [[row[k] for k in keep] for row in rows],
+        "".join(justify[k] for k in keep),
+    )
 
 
 def _unscorable(report: Report, limit: int) -> list[str]:

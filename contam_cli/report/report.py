@@ -91,7 +91,13 @@ class Report:
         return {"examples": n, "flagged": n_flag, "clean": n - n_flag - n_uns, "unscorable": n_uns}
 
     def summary_line(self) -> str:
+        """The counts in one line. A probe flags nothing, so its line never says "clean"."""
         s = self.summary()
+        if self.command == "probe":
+            return (
+                f"{s['examples']} examples: {s['examples'] - s['unscorable']} scored, "
+                f"{s['unscorable']} unscorable (probe scores flag nothing: see contam report)"
+            )
         return (
             f"{s['examples']} examples: {s['flagged']} flagged, {s['clean']} clean, "
             f"{s['unscorable']} unscorable"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -78,7 +79,7 @@ def test_train_lm_then_probe_table_and_json(files: dict[str, Path], tmp_path: Pa
     )
     assert table.exit_code == 0, table.output
     lines = table.stdout.splitlines()
-    assert lines[0].split()[:5] == ["id", "min_k_pp@20", "min_k_pp@50", "perplexity", "flag"]
+    assert lines[0].split() == ["id", "min_k_pp@20", "min_k_pp@50", "perplexity", "where"]
     assert "Unscorable" in table.stdout and "  tiny  " in table.stdout
     assert (
         lines[-1]
@@ -247,3 +248,19 @@ def test_the_api_key_is_sent_but_never_written(
     plain = run("probe", str(files["eval"]), "-m", f"openai:{stub.url}", "--method", "guided")
     assert plain.exit_code == 0, plain.output
     assert stub.auth and all(a is None for a in stub.auth)
+
+
+def test_probe_prints_every_format_and_limits_the_table(files: dict[str, Path]) -> None:
+    trained = run("probe", "train-lm", str(files["train"]), "-o", str(files["lm"]))
+    assert trained.exit_code == 0, trained.output
+    spec = f"ngram-lm:{files['lm']}"
+    table = run("probe", str(files["eval"]), "-m", spec, "--method", "ppl", "--limit", "1")
+    assert table.exit_code == 0, table.output
+    assert "... 3 more scored examples not listed" in table.stdout
+    assert not re.search(r"\d+ clean", table.stdout), table.stdout
+    markdown = run("probe", str(files["eval"]), "-m", spec, "--method", "ppl", "-f", "markdown")
+    assert markdown.exit_code == 0, markdown.output
+    assert markdown.stdout.startswith("# contam probe")
+    sarif = run("probe", str(files["eval"]), "-m", spec, "--method", "ppl", "-f", "sarif")
+    assert sarif.exit_code == 0, sarif.output
+    assert orjson.loads(sarif.stdout)["version"] == "2.1.0"

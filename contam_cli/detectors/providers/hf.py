@@ -47,6 +47,7 @@ _LOGP_FLOOR = -1.0e4  # log p below this has p == 0 in float32; clamps -inf to k
 
 
 def _require(module: str) -> Any:
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # NOTE: nothing leaves the machine
     try:
         return importlib.import_module(module)
     except ImportError as exc:
