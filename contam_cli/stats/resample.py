@@ -5,6 +5,12 @@ Every function is seeded (``np.random.default_rng(seed)``) and vectorized: resam
 index matrices, a block of rows at a time so memory stays bounded however large the sample. The
 intervals are percentile intervals: the central ``level`` share of the resampled statistics, with
 numpy's linear quantiles. NaN values are left out; a sample with nothing left gives ``None``.
+
+A sample of few distinct values (0/1 accuracies, graded scores) is resampled through its counts
+instead: a bootstrap resample of m values is a multinomial draw of how often each distinct value
+comes up, and a random relabelling of k of them a multivariate hypergeometric one. Both are the
+same distributions as drawing indices, exactly, at a cost that does not grow with m (10,000
+resamples of 100,000 accuracies take milliseconds, not minutes).
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ _BLOCK = 1000
 """Resamples drawn at a time, at most."""
 _MAX_CELLS = 1 << 21
 """Cells of one block's index matrix, at most (16 MiB of int64)."""
+_MAX_DISTINCT = 1024
+"""A sample with at most this many distinct values (and fewer than its size) is resampled through
+its counts."""
 
 
 def bootstrap_mean_interval(
@@ -46,13 +55,7 @@ def bootstrap_mean_interval(
     if x.size == 0:
         return None
     rng = np.random.default_rng(seed)
-    stats = np.concatenate(
-        [
-            x[rng.integers(0, x.size, size=(rows, x.size))].mean(axis=1)
-            for rows in _blocks(n, x.size)
-        ]
-    )
-    return percentile_interval(stats, level)
+    return percentile_interval(_resampled_means(x, n, rng), level)
 
 
 def bootstrap_difference_interval(
@@ -68,12 +71,7 @@ def bootstrap_difference_interval(
     if xa.size == 0 or xb.size == 0:
         return None
     rng = np.random.default_rng(seed)
-    parts = []
-    for rows in _blocks(n, max(xa.size, xb.size)):
-        mean_a = xa[rng.integers(0, xa.size, size=(rows, xa.size))].mean(axis=1)
-        mean_b = xb[rng.integers(0, xb.size, size=(rows, xb.size))].mean(axis=1)
-        parts.append(mean_a - mean_b)
-    return percentile_interval(np.concatenate(parts), level)
+    return percentile_interval(_resampled_means(xa, n, rng) - _resampled_means(xb, n, rng), level)
 
 
 def bootstrap_full_minus_clean(
@@ -103,14 +101,26 @@ def bootstrap_full_minus_clean(
     if not mask.any():
         return None
     rng = np.random.default_rng(seed)
+    # NOTE: (value, clean) pairs are the categories: a value that is clean and one that is not
+    # are different pairs even when equal.
+    values, counts = np.unique(np.stack([x, mask.astype(float)]), axis=1, return_counts=True)
+    if _few(values.shape[1], x.size):
+        drawn = rng.multinomial(x.size, counts / x.size, size=n)
+        clean = values[1] == 1.0
+        n_clean = drawn[:, clean].sum(axis=1)
+        has = n_clean > 0
+        full_mean = drawn[has] @ values[0] / x.size
+        clean_mean = drawn[has][:, clean] @ values[0][clean] / n_clean[has]
+        stats = full_mean - clean_mean
+        return percentile_interval(stats, level) if stats.size else None
     parts = []
     for rows in _blocks(n, x.size):
         idx = rng.integers(0, x.size, size=(rows, x.size))
-        drawn, clean = x[idx], mask[idx]
-        n_clean = clean.sum(axis=1)
+        drawn_x, clean_x = x[idx], mask[idx]
+        n_clean = clean_x.sum(axis=1)
         has = n_clean > 0
-        clean_mean = np.where(clean, drawn, 0.0)[has].sum(axis=1) / n_clean[has]
-        parts.append(drawn[has].mean(axis=1) - clean_mean)
+        clean_mean = np.where(clean_x, drawn_x, 0.0)[has].sum(axis=1) / n_clean[has]
+        parts.append(drawn_x[has].mean(axis=1) - clean_mean)
     stats = np.concatenate(parts)
     return percentile_interval(stats, level) if stats.size else None
 
@@ -145,12 +155,17 @@ def permutation_test(
     observed = flagged.sum()
     tol = 1e-9 * max(1.0, float(np.abs(pooled).sum()))
     rng = np.random.default_rng(seed)
-    sums = np.concatenate(
-        [
-            rng.permuted(np.tile(pooled, (rows, 1)), axis=1)[:, :k].sum(axis=1)
-            for rows in _blocks(n, pooled.size)
-        ]
-    )
+    values, counts = np.unique(pooled, return_counts=True)
+    if _few(values.size, pooled.size):
+        # NOTE: how many of each distinct value the k relabelled "flagged" ones hold.
+        sums = rng.multivariate_hypergeometric(counts, k, size=n) @ values
+    else:
+        sums = np.concatenate(
+            [
+                rng.permuted(np.tile(pooled, (rows, 1)), axis=1)[:, :k].sum(axis=1)
+                for rows in _blocks(n, pooled.size)
+            ]
+        )
     p_greater = (int((sums >= observed - tol).sum()) + 1) / (n + 1)
     p_less = (int((sums <= observed + tol).sum()) + 1) / (n + 1)
     if alternative == "greater":
@@ -202,6 +217,25 @@ def _blocks(n: int, width: int) -> list[int]:
     """Row counts of the successive blocks that make up ``n`` resamples."""
     block = block_rows(n, width)
     return [min(block, n - start) for start in range(0, n, block)]
+
+
+def _few(distinct: int, size: int) -> bool:
+    """Whether a sample of ``size`` values, ``distinct`` of them different, is resampled through
+    its counts."""
+    return distinct <= _MAX_DISTINCT and distinct < size
+
+
+def _resampled_means(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The means of ``n`` bootstrap resamples of ``x`` (its counts when it has few values)."""
+    values, counts = np.unique(x, return_counts=True)
+    if _few(values.size, x.size):
+        return rng.multinomial(x.size, counts / x.size, size=n) @ values / x.size
+    return np.concatenate(
+        [
+            x[rng.integers(0, x.size, size=(rows, x.size))].mean(axis=1)
+            for rows in _blocks(n, x.size)
+        ]
+    )
 
 
 def _known(values: Scores) -> np.ndarray:
