@@ -61,8 +61,9 @@ def _example_diffs(eid: str, mine: dict, ref: dict, tol: float) -> list[str]:
     if (a is None) != (b is None) or (a is not None and b is not None and abs(a - b) >= tol):
         diffs.append(f"{eid}: overlap_fraction={a} (reference {b})")
     if mine.get("longest_run") != ref.get("longest_run"):
-        diffs.append(f"{eid}: longest_run={mine.get('longest_run')} "
-                     f"(reference {ref.get('longest_run')})")
+        diffs.append(
+            f"{eid}: longest_run={mine.get('longest_run')} (reference {ref.get('longest_run')})"
+        )
     return diffs
 
 
@@ -118,8 +119,9 @@ def measure(cmd: list[str], cwd: Path | None = None) -> Run:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode("utf-8", errors="replace")
-    return Run(proc.returncode, wall, usage.ru_utime + usage.ru_stime,
-               _rss_mb(usage.ru_maxrss), stderr)
+    return Run(
+        proc.returncode, wall, usage.ru_utime + usage.ru_stime, _rss_mb(usage.ru_maxrss), stderr
+    )
 
 
 @dataclass
@@ -161,8 +163,9 @@ def _read_json(path: Path) -> dict | None:
         return None
 
 
-def run_tool(tool: str, cmd: list[str], report: Path | None, notes: list[str],
-             cwd: Path | None = None) -> Row | None:
+def run_tool(
+    tool: str, cmd: list[str], report: Path | None, notes: list[str], cwd: Path | None = None
+) -> Row | None:
     """Measure one tool; None (with a note) when it cannot even start."""
     if report is not None:
         report.unlink(missing_ok=True)  # never read a stale report
@@ -175,8 +178,18 @@ def run_tool(tool: str, cmd: list[str], report: Path | None, notes: list[str],
 
 
 def contam_command(bench: Bench, report: Path, jobs: int | None) -> list[str]:
-    cmd = [sys.executable, "-m", "contam_cli", "scan", str(bench.eval), "--corpus",
-           str(bench.corpus), "--report", str(report), "--no-fail"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "contam_cli",
+        "scan",
+        str(bench.eval),
+        "--corpus",
+        str(bench.corpus),
+        "--report",
+        str(report),
+        "--no-fail",
+    ]
     return cmd if jobs is None else [*cmd, "--jobs", str(jobs)]
 
 
@@ -200,8 +213,13 @@ def run_contam(bench: Bench, jobs_values: Iterable[int], notes: list[str]) -> li
             if jobs != 1:
                 notes.append(f"{label}: skipped, this contam has no `--jobs` option")
                 continue
-            row = run_tool("`contam scan` (no `--jobs` option)",
-                           contam_command(bench, report, None), report, notes, cwd=REPO)
+            row = run_tool(
+                "`contam scan` (no `--jobs` option)",
+                contam_command(bench, report, None),
+                report,
+                notes,
+                cwd=REPO,
+            )
         if row is not None:
             rows.append(row)
     return rows
@@ -215,8 +233,16 @@ def run_reference(bench: Bench, ref: Path, skip: bool, notes: list[str]) -> Row 
         notes.append(f"reference scanner: skipped, {ref} not found")
         return None
     report = bench.runs / "ref.json"
-    cmd = [sys.executable, str(ref), "--eval", str(bench.eval), "--corpus", str(bench.corpus),
-           "--report", str(report)]
+    cmd = [
+        sys.executable,
+        str(ref),
+        "--eval",
+        str(bench.eval),
+        "--corpus",
+        str(bench.corpus),
+        "--report",
+        str(report),
+    ]
     return run_tool(f"reference (`{ref.name}`)", cmd, report, notes)
 
 
@@ -225,15 +251,27 @@ def run_naive(bench: Bench, notes: list[str]) -> Row | None:
         notes.append(f"naive baseline: skipped, {NAIVE} not found")
         return None
     report = bench.runs / "naive.json"
-    cmd = [sys.executable, str(NAIVE), "--eval", str(bench.eval), "--corpus", str(bench.corpus),
-           "--report", str(report)]
+    cmd = [
+        sys.executable,
+        str(NAIVE),
+        "--eval",
+        str(bench.eval),
+        "--corpus",
+        str(bench.corpus),
+        "--report",
+        str(report),
+    ]
     return run_tool("naive Python 13-gram baseline", cmd, report, notes)
 
 
 # (venv name under $VENVS, adapter file in ../shared/tools/peers/adapters, extra args, label)
 PEERS = [
-    ("decontaminate", "decon_adapter.py", ["--tokenizer", "uniseg", "-n", "25"],
-     "decontaminate (decon, uniseg n=25)"),
+    (
+        "decontaminate",
+        "decon_adapter.py",
+        ["--tokenizer", "uniseg", "-n", "25"],
+        "decontaminate (decon, uniseg n=25)",
+    ),
     ("lm-eval", "lmeval_adapter.py", [], "lm-eval 13-gram overlap"),
     ("datacruxai", "datacrux_adapter.py", [], "datacruxai"),
 ]
@@ -250,8 +288,17 @@ def run_peers(bench: Bench, notes: list[str]) -> list[tuple[Row, Path]]:
             notes.append(f"{label}: skipped, not installed ({python})")
             continue
         outdir = bench.runs / f"peer-{venv}"
-        cmd = [str(python), str(script), "--eval", str(bench.eval), "--corpus",
-               str(bench.corpus), "--out", str(outdir), *extra]
+        cmd = [
+            str(python),
+            str(script),
+            "--eval",
+            str(bench.eval),
+            "--corpus",
+            str(bench.corpus),
+            "--out",
+            str(outdir),
+            *extra,
+        ]
         row = run_tool(label, cmd, None, notes)
         if row is not None:
             row.agrees = "n/a"
@@ -275,8 +322,10 @@ def peer_note(row: Row, flagged_file: Path, labels: Path) -> str:
 
 def naive_note(row: Row) -> str:
     hits = sum(1 for e in (row.report or {}).get("examples", []) if e.get("matched"))
-    return (f"naive baseline: other rules (ASCII `[a-z0-9]+` tokens; any shared 13-gram "
-            f"flags): {hits} examples matched")
+    return (
+        f"naive baseline: other rules (ASCII `[a-z0-9]+` tokens; any shared 13-gram "
+        f"flags): {hits} examples matched"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,9 +333,22 @@ def naive_note(row: Row) -> str:
 
 
 def generator_command(args: argparse.Namespace) -> list[str]:
-    cmd = [sys.executable, "-m", "contam_cli.features.bench.generate", "--out", str(args.data),
-           "--mb", str(args.mb), "--seed", str(args.seed), "--n-eval", str(args.n_eval),
-           "--shard-mb", str(args.shard_mb), "--reuse"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "contam_cli.features.bench.generate",
+        "--out",
+        str(args.data),
+        "--mb",
+        str(args.mb),
+        "--seed",
+        str(args.seed),
+        "--n-eval",
+        str(args.n_eval),
+        "--shard-mb",
+        str(args.shard_mb),
+        "--reuse",
+    ]
     return cmd if args.planted_frac is None else [*cmd, "--planted-frac", str(args.planted_frac)]
 
 
@@ -327,15 +389,19 @@ def results_table(rows: list[Row], corpus_bytes: int) -> str:
     mb = corpus_bytes / 1e6
     floor = next((r for r in rows if r.tool == "`wc -w`" and not r.error), None)
     floor_speed = mb / floor.run.wall if floor else None
-    out = ["| tool | wall s | MB/s | CPU s | MB per CPU-s | peak RSS MB | vs `wc -w` "
-           "| agrees with reference |",
-           "|---|--:|--:|--:|--:|--:|--:|---|"]
+    out = [
+        "| tool | wall s | MB/s | CPU s | MB per CPU-s | peak RSS MB | vs `wc -w` "
+        "| agrees with reference |",
+        "|---|--:|--:|--:|--:|--:|--:|---|",
+    ]
     for r in rows:
         speed = mb / r.run.wall
         per_cpu = _fmt(mb / r.run.cpu) if r.run.cpu > 0 else "—"
         ratio = f"{speed / floor_speed:.3f}×" if floor_speed else "—"
-        out.append(f"| {r.tool} | {_fmt(r.run.wall, 2)} | {_fmt(speed)} | {_fmt(r.run.cpu, 2)} "
-                   f"| {per_cpu} | {_fmt(r.run.max_rss_mb)} | {ratio} | {r.agrees} |")
+        out.append(
+            f"| {r.tool} | {_fmt(r.run.wall, 2)} | {_fmt(speed)} | {_fmt(r.run.cpu, 2)} "
+            f"| {per_cpu} | {_fmt(r.run.max_rss_mb)} | {ratio} | {r.agrees} |"
+        )
     return "\n".join(out)
 
 
@@ -345,8 +411,10 @@ def detection_table(labels: list[dict], reports: dict[str, dict]) -> str:
     for lab in labels:
         cats.setdefault(lab["category"], []).append(lab)
     flagged = [flagged_ids(rep) for rep in reports.values()]
-    out = ["| category | examples | expected | " + " | ".join(reports) + " |",
-           "|---|--:|---|" + "--:|" * len(reports)]
+    out = [
+        "| category | examples | expected | " + " | ".join(reports) + " |",
+        "|---|--:|---|" + "--:|" * len(reports),
+    ]
     for cat, labs in cats.items():
         expected = {bool(lab["expected_flag"]) for lab in labs}
         exp = "mixed" if len(expected) > 1 else ("flag" if True in expected else "not flagged")
@@ -371,20 +439,25 @@ def machine_info() -> str:
         numpy_version = "not installed"
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"Machine: nproc {os.cpu_count()} (usable {usable}), {_cpu_model()}; "
-            f"Python {platform.python_version()}, numpy {numpy_version}; {date}.")
+    return (
+        f"Machine: nproc {os.cpu_count()} (usable {usable}), {_cpu_model()}; "
+        f"Python {platform.python_version()}, numpy {numpy_version}; {date}."
+    )
 
 
 def _load_labels(path: Path) -> list[dict]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
 
-def print_results(bench: Bench, meta: dict, rows: list[Row], notes: list[str],
-                  mismatches: dict[str, list[str]]) -> None:
+def print_results(
+    bench: Bench, meta: dict, rows: list[Row], notes: list[str], mismatches: dict[str, list[str]]
+) -> None:
     c = meta["corpus"]
-    print(f"### `contam scan` on {bench.corpus_bytes / 1e6:,.1f} MB of corpus "
-          f"({c['documents']:,} documents, {c['shards']} shards), "
-          f"{meta['eval']['examples']:,} eval examples\n")
+    print(
+        f"### `contam scan` on {bench.corpus_bytes / 1e6:,.1f} MB of corpus "
+        f"({c['documents']:,} documents, {c['shards']} shards), "
+        f"{meta['eval']['examples']:,} eval examples\n"
+    )
     print(results_table(rows, bench.corpus_bytes) + "\n")
     for note in notes + [r.error for r in rows if r.error]:
         print(f"- {note}")
@@ -392,8 +465,9 @@ def print_results(bench: Bench, meta: dict, rows: list[Row], notes: list[str],
         print(f"\n{tool}: {len(diffs)} differences from the reference; the first ones:")
         for d in diffs[:SHOW_MISMATCHES]:
             print(f"    {d}")
-    reports = {r.tool: r.report for r in rows
-               if r.report is not None and not r.error and r.agrees != "n/a"}
+    reports = {
+        r.tool: r.report for r in rows if r.report is not None and not r.error and r.agrees != "n/a"
+    }
     if reports:
         print("\nFlagged per category of labels.jsonl:\n")
         print(detection_table(_load_labels(bench.data / "labels.jsonl"), reports))
@@ -407,19 +481,35 @@ def print_results(bench: Bench, meta: dict, rows: list[Row], notes: list[str],
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=200.0, help="corpus size in MB (default 200)")
-    ap.add_argument("--data", type=Path, default=None,
-                    help="data directory (default: one per parameter set in the temp directory)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="data directory (default: one per parameter set in the temp directory)",
+    )
     ap.add_argument("--n-eval", type=int, default=1000, help="eval examples (default 1000)")
-    ap.add_argument("--planted-frac", type=float, default=None,
-                    help="share of planted eval examples (default 0.2)")
+    ap.add_argument(
+        "--planted-frac",
+        type=float,
+        default=None,
+        help="share of planted eval examples (default 0.2)",
+    )
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--shard-mb", type=float, default=32.0)
-    ap.add_argument("--jobs", type=int, action="append", default=None,
-                    help="a `contam scan --jobs` value, one row each (default: 1 and 0)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        action="append",
+        default=None,
+        help="a `contam scan --jobs` value, one row each (default: 1 and 0)",
+    )
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="reference scanner script")
     ap.add_argument("--skip-ref", action="store_true", help="do not run the reference scanner")
-    ap.add_argument("--peers", action="store_true",
-                    help="also run the naive baseline and the installed peers ($VENVS)")
+    ap.add_argument(
+        "--peers",
+        action="store_true",
+        help="also run the naive baseline and the installed peers ($VENVS)",
+    )
     a = ap.parse_args(argv)
     a.jobs = a.jobs or [1, 0]
     if a.data is None:
@@ -471,8 +561,10 @@ def main(argv: list[str] | None = None) -> int:
     if naive is not None and not naive.error:
         naive.agrees = "n/a"
         notes.append(naive_note(naive))
-    notes.append(f"peak RSS includes the {own_rss:.0f} MB this script held when it started each "
-                 f"tool (Linux children inherit it): no figure can be lower")
+    notes.append(
+        f"peak RSS includes the {own_rss:.0f} MB this script held when it started each "
+        f"tool (Linux children inherit it): no figure can be lower"
+    )
     mismatches = judge(contam_rows, ref)
     print_results(bench, meta, rows, notes, mismatches)
     if mismatches:

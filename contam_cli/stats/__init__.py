@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contam_cli.stats.roc import auc, auc_from_labels, bootstrap_auc_interval, roc_curve
 from contam_cli.stats.combination import Direction, Scores, auc_weights, combine, orient, zscores
 from contam_cli.stats.percentile import percentile
 from contam_cli.stats.prevalence import ReviewQueue, precision_at_prevalence, review_queue_size
@@ -12,6 +11,7 @@ from contam_cli.stats.resample import (
     bootstrap_mean_interval,
     permutation_test,
 )
+from contam_cli.stats.roc import auc, auc_from_labels, bootstrap_auc_interval, roc_curve
 
 __all__ = [
     "Direction",
