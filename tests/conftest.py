@@ -21,6 +21,9 @@ def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("TERM", "dumb")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
+    # NOTE: under GitHub Actions contam prints annotations and appends to the step summary.
+    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

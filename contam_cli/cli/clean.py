@@ -10,6 +10,7 @@ from typing import Annotated, cast
 import typer
 
 from contam_cli.cli import boilerplate as b
+from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
@@ -182,6 +183,9 @@ def clean_command(
                 )
         if result.report is not None:
             c.print_warnings(result.report)
+            ci.append_step_summary(
+                result.report, [*eval_paths, *(p for ps in sources.values() for p in ps)]
+            )
         verdict = c.EXIT_FOUND if result.changed and not no_fail else c.EXIT_CLEAN
         with c.stdout_guard(verdict):
             if isinstance(result, EvalCleanResult):

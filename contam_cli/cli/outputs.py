@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,8 +40,9 @@ class Outputs:
     def paths(self) -> list[Path]:
         return [p for p in (self.report, self.html, self.sarif) if p is not None]
 
-    def write(self, report: Report) -> None:
-        """Write every output of `report`: all appear, or none."""
+    def write(self, report: Report, *, sarif_baseline: Mapping[str, str] | None = None) -> None:
+        """Write every output of `report`: all appear, or none (`sarif_baseline`: each
+        accepted finding's SARIF baselineState, by fingerprint)."""
         if not self.paths():
             return
         with output_group() as stack:
@@ -52,7 +53,7 @@ class Outputs:
             for path, fmt in ((self.html, OutputFormat.html), (self.sarif, OutputFormat.sarif)):
                 if path is not None:
                     fh = stack.enter_context(atomic_writer(path, inputs=self.inputs, mode="w"))
-                    fh.write(render(report, fmt))
+                    fh.write(render(report, fmt, baseline=sarif_baseline))
 
 
 def require_scored(report: Report) -> None:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.features.combine import build_report, parse_direction
 from contam_cli.io.output import atomic_writer, write_atomic
@@ -135,6 +136,7 @@ def report_command(
         )
         c.print_warnings(result)
         read = [*inputs, *([labels] if labels is not None else [])]
+        ci.append_step_summary(result, read)
         if report is not None:
             with atomic_writer(report, inputs=read) as fh:
                 write_json(result, fh)

@@ -8,12 +8,21 @@ from typing import Annotated
 import typer
 
 from contam_cli.cli import boilerplate as b
+from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.features.scan import scan
 from contam_cli.io import iter_files
 from contam_cli.render import OutputFormat
 
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to print on stdout.")]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="What to print on stdout (github: GitHub Actions annotations, the default when "
+        "GITHUB_ACTIONS=true and stdout is not a terminal).",
+    ),
+]
 LimitOpt = Annotated[
     int,
     typer.Option("--limit", min=0, help="Flagged rows in the table (0: all); JSON has every one."),
@@ -40,6 +49,7 @@ JsonOpt = Annotated[
 
 
 def scan_command(
+    ctx: typer.Context,
     eval_paths: c.EvalArg,
     corpus: c.CorpusOpt = None,
     source: c.SourceOpt = None,
@@ -63,6 +73,10 @@ def scan_command(
     sarif: c.SarifOpt = None,
     redact: c.RedactOpt = False,
     no_fail: c.NoFailOpt = False,
+    baseline: ci.BaselineOpt = None,
+    write_baseline: ci.WriteBaselineOpt = None,
+    baseline_per_source: ci.BaselinePerSourceOpt = False,
+    fail_on: ci.FailOnOpt = None,
     jobs: c.JobsOpt = 0,
     chunk_size: c.ChunkOpt = 1 << 20,
     no_casefold: c.NoCasefoldOpt = False,
@@ -76,7 +90,8 @@ def scan_command(
 ) -> None:
     """Check every eval example against the corpus: overlap, longest verbatim run, evidence.
 
-    Exit code 0: nothing flagged; 1: contamination found; 2: usage or input error.
+    Exit code 0: nothing flagged (or every finding in --baseline); 1: contamination found;
+    2: usage or input error.
     """
     with c.handle_errors(debug):
         sources = c.corpus_argument(corpus, source) if index is None or corpus or source else {}
@@ -102,6 +117,16 @@ def scan_command(
         if index is not None:
             inputs.append(index)
         outputs = c.Outputs(report=report, html=html, sarif=sarif, inputs=inputs)
+        gate = ci.Gate.check(
+            baseline=baseline,
+            write_baseline=write_baseline,
+            per_source=baseline_per_source,
+            fail_on=fail_on,
+            no_fail=no_fail,
+            inputs=inputs,
+            outputs=outputs.paths(),
+            normalization=opts.norm.describe(),
+        )
         total = sum(
             f.stat().st_size
             for ps in sources.values()
@@ -121,8 +146,11 @@ def scan_command(
             )
         c.print_warnings(result)
         c.require_scored(result)
-        outputs.write(result)
-        verdict = c.EXIT_FOUND if result.contaminated and not no_fail else c.EXIT_CLEAN
+        result, subtracted = gate.apply(result)
+        outputs.write(result, sarif_baseline=subtracted.sarif_states() if subtracted else None)
+        gate.write(result)
+        ci.append_step_summary(result, inputs)
+        verdict = gate.verdict(result, subtracted)
         with c.stdout_guard(verdict):
-            c.print_report(result, OutputFormat.json if json_out else fmt, limit)
+            ci.print_result(result, ci.output_format(ctx, fmt, json_out), limit, subtracted)
     raise typer.Exit(verdict)

@@ -38,6 +38,7 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
     html = "html"
     sarif = "sarif"
+    github = "github"
 
 
 def renderer(fmt: OutputFormat | str) -> Callable[..., str]:
@@ -53,6 +54,10 @@ def renderer(fmt: OutputFormat | str) -> Callable[..., str]:
         return render_json
     if fmt is OutputFormat.markdown:
         return render_markdown
+    if fmt is OutputFormat.github:
+        from contam_cli.render.github import render_github
+
+        return render_github
     try:
         if fmt is OutputFormat.html:
             from contam_cli.render.html import render_html

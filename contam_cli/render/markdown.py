@@ -113,12 +113,17 @@ def _head(report: Report) -> list[str]:
         verdict = f"contamination found, {s['flagged']} of {s['examples']} examples flagged"
     else:
         verdict = f"no contamination flagged in {s['examples']} examples"
-    lines = [
-        f"# contam {cell(report.command, 40)}: {verdict}",
-        "",
+    counts = (
         f"**{s['examples']}** examples: **{s['flagged']}** flagged, {s['clean']} clean, "
-        f"{s['unscorable']} unscorable",
-    ]
+        f"{s['unscorable']} unscorable"
+    )
+    if report.command == "probe":
+        # NOTE: a probe flags nothing: its examples are scored, never "clean".
+        counts = (
+            f"**{s['examples']}** examples: {s['examples'] - s['unscorable']} scored, "
+            f"{s['unscorable']} unscorable (probe scores flag nothing: see `contam report`)"
+        )
+    lines = [f"# contam {cell(report.command, 40)}: {verdict}", "", counts]
     combination = report.stats.get("combination")
     if isinstance(combination, Mapping):
         weights = "by AUC" if combination.get("weight_by_auc") else "equal"
@@ -126,6 +131,14 @@ def _head(report: Report) -> list[str]:
             "",
             f"Flag rule: combined z-score >= {combination.get('threshold')} "
             f"(weighted mean of the methods' z-scores; weights {weights}).",
+        ]
+    baseline = report.stats.get("baseline")
+    if isinstance(baseline, Mapping):
+        lines += [
+            "",
+            f"Baseline {code(baseline.get('path'))}: **{baseline.get('new')}** new, "
+            f"{baseline.get('accepted')} accepted, {baseline.get('fixed')} fixed (in the "
+            "baseline, no longer found)",
         ]
     if report.redact:
         lines += ["", "Redacted: no eval or corpus text is shown."]
@@ -152,6 +165,8 @@ def _examples(report: Report, top: int, budget: int) -> list[str]:
     header = ["#", "id", *(cell(_SHORT.get(n, n), 40) for n in names), "reasons"]
     header += ["input reasons"] * combined + ["eval"] + ["evidence"] * evidence
     header += ["text"] * text
+    states = "baseline" in report.examples.details
+    header += ["baseline"] * states
     align = ["--:", "---", *(["--:"] * len(names))] + ["---"] * (len(header) - 2 - len(names))
     lines = ["", "## Most suspicious examples", "", _row(header), _row(align)]
     budget -= _size(lines)
@@ -166,6 +181,8 @@ def _examples(report: Report, top: int, budget: int) -> list[str]:
             cells.append(code(evidence_where(e.evidence)))
         if text:
             cells.append(cell(_leaked_text(e) or "", 100))
+        if states:
+            cells.append(cell(e.details.get("baseline", {}).get("state", ""), 20))
         line = _row(cells)
         budget -= len(line.encode("utf-8")) + 1
         if budget < 0:

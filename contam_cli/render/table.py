@@ -7,6 +7,7 @@ run and z-score; any other report shows one column per method.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
                 f"{e.overlap_fraction:.3f}",
                 str(e.longest_run),
                 f"{e.zscore:.2f}",
-                "FLAGGED" if e.flagged else "",
+                _flag(e),
                 "; ".join(str(r) for r in e.reasons),
                 evidence_where(e.evidence),
             ]
@@ -81,7 +82,7 @@ def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
         [
             _id(e.id),
             *(_score(e.scores.get(k)) for k in names),
-            "FLAGGED" if e.flagged else "",
+            _flag(e),
             "; ".join(str(r) for r in e.reasons),
             "" if redact else _eval_where(e),
         ]
@@ -121,6 +122,15 @@ def _unscorable(report: Report, limit: int) -> list[str]:
 def _is_scan(report: Report) -> bool:
     """A report of the n-gram detector alone (a combined report holds its scores too)."""
     return report.examples.ngram is not None and report.command in ("scan", "clean")
+
+
+def _flag(e: ExampleResult) -> str:
+    """FLAGGED, or "accepted" for a finding the baseline holds (it does not fail the gate)."""
+    if not e.flagged:
+        return ""
+    state = e.details.get("baseline")
+    accepted = isinstance(state, Mapping) and state.get("state") == "accepted"
+    return "accepted" if accepted else "FLAGGED"
 
 
 def _id(value: str) -> str:

@@ -261,6 +261,7 @@ def test_probe_prints_every_format_and_limits_the_table(files: dict[str, Path]) 
     markdown = run("probe", str(files["eval"]), "-m", spec, "--method", "ppl", "-f", "markdown")
     assert markdown.exit_code == 0, markdown.output
     assert markdown.stdout.startswith("# contam probe")
+    assert not re.search(r"\d+ clean", markdown.stdout), markdown.stdout
     sarif = run("probe", str(files["eval"]), "-m", spec, "--method", "ppl", "-f", "sarif")
     assert sarif.exit_code == 0, sarif.output
     assert orjson.loads(sarif.stdout)["version"] == "2.1.0"
