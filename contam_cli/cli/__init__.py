@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contam_cli._version import __version__
+from contam_cli.cli.bench import bench_command
 from contam_cli.cli.calibrate import calibrate_command
 from contam_cli.cli.clean import clean_command
 from contam_cli.cli.common import tune_allocator
@@ -48,6 +49,7 @@ app.command("clean")(clean_command)
 app.command("calibrate")(calibrate_command)
 app.command("impact")(impact_command)
 app.command("report")(report_command)
+app.command("bench")(bench_command)
 
 
 def main() -> None:
