@@ -85,7 +85,8 @@ def test_index_answers_like_streaming(
                 else:  # chained runs are never shorter than exact ones
                     assert b.per_source[name].longest_run >= src.longest_run
             if positions and a.evidence is not None:
-                assert (a.evidence.text, a.evidence.path) == (b.evidence.text, b.evidence.path)
+                # NOTE: the whole evidence, file line and document id included.
+                assert a.evidence == b.evidence
         assert got.config["runs"] == ("exact" if positions else "chained")
 
 

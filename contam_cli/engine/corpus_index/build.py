@@ -160,7 +160,7 @@ def _build_source(
     total = sum(p.stat().st_size for p in src.paths)
     bits = int(min(12, max(4, np.ceil(np.log2(max(1, total * 8 // _BUCKET_TARGET + 1))))))
     buckets = _Buckets(tmp / f"s{k}.buckets", bits, positions)
-    docs: dict[str, list[int]] = {"file_ord": [], "offset": [], "record": []}
+    docs: dict[str, list[int]] = {"file_ord": [], "offset": [], "record": [], "line": []}
     n_docs = n_grams = 0
     for f_ord, path in enumerate(src.paths):
         for batch in iter_text_batches(path, spec=spec, chunk_bytes=chunk_bytes):
@@ -175,6 +175,7 @@ def _build_source(
                 docs["file_ord"].extend([f_ord] * m)
                 docs["offset"].extend(batch.offsets)
                 docs["record"].extend(range(batch.first_ordinal, batch.first_ordinal + m))
+                docs["line"].extend(batch.lines)
             n_docs += len(batch.texts)
             n_grams += len(grams)
         if progress:
@@ -187,6 +188,7 @@ def _build_source(
             file_ord=np.array(docs["file_ord"], dtype=np.int64),
             offset=np.array(docs["offset"], dtype=np.int64),
             record=np.array(docs["record"], dtype=np.int64),
+            line=np.array(docs["line"], dtype=np.int64),
         )
     return {
         "name": src.name,

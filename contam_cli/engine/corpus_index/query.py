@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +145,8 @@ def _read_docs(
         if path.suffix in (".jsonl", ".ndjson") and all(offsets[d] >= 0 for d in docs):
             for d in docs:  # uncompressed JSONL: jump straight to the record
                 off = int(offsets[d])
-                rng = (off, off + 1)
-                out[d] = next(iter_records(path, role="corpus", byte_range=rng))
+                rec = next(iter_records(path, role="corpus", byte_range=(off, off + 1)))
+                out[d] = _placed(rec, int(table["line"][d]), int(records[d]), off)
             continue
         first = int(np.searchsorted(file_ord, f))
         want = {int(records[d]) if records[d] >= 0 else d - first: d for d in docs}
@@ -155,11 +156,24 @@ def _read_docs(
     return out, warnings
 
 
+def _placed(rec: Record, line: int, ordinal: int, offset: int) -> Record:
+    """A record read at its byte offset, with the line and ordinal it has in its file (the
+    index holds them; a read from an offset knows neither), and the id a whole-file read gives
+    it when the record has none."""
+    if line < 0:
+        return rec
+    loc = replace(rec.locator, line=line, record=ordinal if ordinal >= 0 else rec.locator.record)
+    doc_id = str(line) if rec.id == f"@{offset}" else rec.id
+    return replace(rec, id=doc_id, locator=loc)
+
+
 def _doc_table(path: Path, documents: int) -> dict[str, np.ndarray]:
-    """The per-document table of an index with positions, loaded once and checked."""
+    """The per-document table of an index with positions, loaded once and checked (an index
+    built before lines were stored has none: its evidence from offsets has no line)."""
     try:
         with np.load(path) as npz:
             table = {name: npz[name] for name in ("file_ord", "offset", "record")}
+            table["line"] = npz["line"] if "line" in npz.files else np.full(documents, -1)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
         raise InputError(path, f"truncated or damaged index file ({e})") from None
     if any(len(v) != documents for v in table.values()):
