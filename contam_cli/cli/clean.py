@@ -12,6 +12,7 @@ import typer
 from contam_cli.cli import boilerplate as b
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
+from contam_cli.cli import engine_options as eo
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
@@ -114,6 +115,11 @@ def clean_command(
     redact: c.RedactOpt = False,
     no_fail: c.NoFailOpt = False,
     jobs: c.JobsOpt = 0,
+    engine: eo.EngineOpt = eo.Engine.local,
+    ray_address: eo.RayAddressOpt = None,
+    ray_cpus: eo.RayCpusOpt = None,
+    ray_runtime_env: eo.RayRuntimeEnvOpt = None,
+    checkpoint: eo.CheckpointOpt = None,
     chunk_size: c.ChunkOpt = 1 << 20,
     no_casefold: c.NoCasefoldOpt = False,
     no_nfkc: c.NoNfkcOpt = False,
@@ -150,6 +156,17 @@ def clean_command(
         scans = 1 if target is Target.eval or flagged_only else 0
         total = _corpus_bytes(sources, opts) * (scans + (target is Target.corpus))
         total += _corpus_bytes(sources, opts) * scans * (b.passes(ignore_common) - 1)
+        executor = eo.executor_from_options(
+            engine,
+            ray_address,
+            ray_cpus,
+            jobs,
+            checkpoint,
+            config={"command": "clean", "target": target.value},
+            outputs=eo.clean_outputs if target is Target.corpus else None,
+            ray_runtime_env=ray_runtime_env,
+            inputs=[*eval_paths, *(p for ps in sources.values() for p in ps)],
+        )
         with c.progress_bar(progress, total, "cleaning") as bar:
             tick = cast(ProgressFn | None, bar)
             if target is Target.eval:
@@ -163,6 +180,7 @@ def clean_command(
                     force=force,
                     progress=tick,
                     report_path=report,
+                    executor=executor,
                 )
             else:
                 result = clean_corpus(
@@ -180,6 +198,7 @@ def clean_command(
                     force=force,
                     progress=tick,
                     report_path=report,
+                    executor=executor,
                 )
         if result.report is not None:
             c.print_warnings(result.report)

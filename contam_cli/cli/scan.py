@@ -10,6 +10,8 @@ import typer
 from contam_cli.cli import boilerplate as b
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
+from contam_cli.cli import engine_options as eo
+from contam_cli.errors import UsageError
 from contam_cli.features.scan import scan
 from contam_cli.io import iter_files
 from contam_cli.render import OutputFormat
@@ -78,6 +80,11 @@ def scan_command(
     baseline_per_source: ci.BaselinePerSourceOpt = False,
     fail_on: ci.FailOnOpt = None,
     jobs: c.JobsOpt = 0,
+    engine: eo.EngineOpt = eo.Engine.local,
+    ray_address: eo.RayAddressOpt = None,
+    ray_cpus: eo.RayCpusOpt = None,
+    ray_runtime_env: eo.RayRuntimeEnvOpt = None,
+    checkpoint: eo.CheckpointOpt = None,
     chunk_size: c.ChunkOpt = 1 << 20,
     no_casefold: c.NoCasefoldOpt = False,
     no_nfkc: c.NoNfkcOpt = False,
@@ -134,6 +141,18 @@ def scan_command(
             for f in iter_files(p, opts.include, opts.exclude)
         )
         total *= b.passes(ignore_common)
+        if index is not None and (engine is not eo.Engine.local or checkpoint is not None):
+            raise UsageError("--engine ray and --checkpoint scan a corpus, not an --index")
+        executor = eo.executor_from_options(
+            engine,
+            ray_address,
+            ray_cpus,
+            jobs,
+            checkpoint,
+            config={"command": "scan"},
+            ray_runtime_env=ray_runtime_env,
+            inputs=inputs,
+        )
         with c.progress_bar(progress, total, "scanning corpus") as tick:
             result = scan(
                 eval_paths,
@@ -142,6 +161,7 @@ def scan_command(
                 policy=policy,
                 options=opts,
                 progress=tick,
+                executor=executor,
                 verify=verify,
             )
         c.print_warnings(result)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from contam_cli.engine.executor import Executor
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import InputError, NothingScoredError, UsageError
 from contam_cli.features.clean.layout import (
@@ -59,6 +60,7 @@ def clean_eval(
     force: bool = False,
     progress: ProgressFn | None = None,
     report_path: PathLike | None = None,
+    executor: Executor | None = None,
     **kwargs: Any,
 ) -> EvalCleanResult:
     """Write the eval set minus the examples that scan() flags; return what was removed.
@@ -69,8 +71,8 @@ def clean_eval(
     input lines (JSONL, TXT) or array elements (JSON), blank lines stay, order is kept.
     ``dirty_output`` receives the flagged records the same way. ``force`` replaces a non-empty
     output directory. ``report_path`` also writes the scan's JSON report; every output appears
-    together with the others or not at all. Keyword arguments override fields of
-    :class:`ScanOptions`.
+    together with the others or not at all. ``executor`` runs the scan's corpus shards (default:
+    local processes for ``jobs``). Keyword arguments override fields of :class:`ScanOptions`.
     """
     opts = _scan_options(options, kwargs)
     paths = _as_paths(eval, "eval")
@@ -82,7 +84,7 @@ def clean_eval(
     targets = [Path(output)] + ([Path(dirty_output)] if dirty_output is not None else [])
     _check_targets(targets, inputs, force=force, directory=not single)
     _check_report_path(report_path, targets, inputs)
-    report = scan(paths, sources, policy=policy, options=opts, progress=progress)
+    report = scan(paths, sources, policy=policy, options=opts, progress=progress, executor=executor)
     if not report.scorable_mask().any():
         raise NothingScoredError(
             f"no eval example could be scored (all {len(report.examples)} shorter than "
