@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from contam_cli._version import __version__
+from contam_cli.cli.app import app_command
 from contam_cli.cli.bench import bench_command
 from contam_cli.cli.calibrate import calibrate_command
 from contam_cli.cli.clean import clean_command
@@ -50,6 +51,7 @@ app.command("calibrate")(calibrate_command)
 app.command("impact")(impact_command)
 app.command("report")(report_command)
 app.command("bench")(bench_command)
+app.command("app")(app_command)
 
 
 def main() -> None:

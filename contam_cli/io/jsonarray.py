@@ -94,6 +94,24 @@ class _JsonScanner:
             self.value()
             self.expect(",")
 
+    def rest_of_members(self, key: str) -> None:
+        """Walk the members after the records array (the cursor is after its ``]``) to the
+        closing ``}``; the key repeated there is an InputError. NOTE: json.loads keeps the last
+        of repeated keys, the walk above reads the first, so a repeat is refused, not guessed."""
+        while self.expect(",}") == ",":
+            self.skip_ws()
+            start = self.pos
+            name, _ = self.value()
+            if name == key:
+                raise InputError(
+                    self.path,
+                    f"invalid JSON: the key {key!r} of the records appears twice in the object",
+                    self.line_at(start),
+                )
+            self.expect(":")
+            self.skip_ws()
+            self.value()
+
 
 def _records_key(top: dict[str, Any], path: str) -> str:
     """The key of the one list of records in a top-level JSON object."""
@@ -120,6 +138,7 @@ def iter_array_elements(
     scanner = _JsonScanner(text, path)
     opening = scanner.skip_ws()
     resume = None
+    key: str | None = None
     if opening == "{":
         brace = scanner.pos
         top, _ = scanner.value()
@@ -141,6 +160,8 @@ def iter_array_elements(
         if changed and notes is not None:
             notes.replaced(path)
         yield fixed, line, span
+    if key is not None:
+        scanner.rest_of_members(key)
     scanner.pos = resume if resume is not None else scanner.pos
     if scanner.skip_ws():
         raise InputError(
