@@ -25,6 +25,7 @@ __all__ = [
     "format_of",
     "open_binary",
     "read",
+    "read_whole",
 ]
 
 Format = Literal["jsonl", "json", "txt", "parquet", "arrow"]
@@ -165,6 +166,17 @@ def decompress_errors() -> tuple[type[BaseException], ...]:
     errors: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error)
     zstd = sys.modules.get("zstandard")
     return (*errors, zstd.ZstdError) if zstd is not None else errors
+
+
+def read_whole(path: StrPath) -> bytes:
+    """The whole (decompressed) content of `path`; a file that cannot be opened, or is truncated
+    or corrupt, is an InputError naming it."""
+    try:
+        with open_binary(path) as fh:
+            return fh.read()
+    except decompress_errors() as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(path, f"cannot read file: {why}") from None
 
 
 def read(fh: BinaryIO, size: int, path: str, line: int | None) -> bytes:

@@ -26,4 +26,13 @@ def columns(headers: Sequence[str], rows: Sequence[Sequence[str]], justify: str)
 
 
 def _flat(cell: str) -> str:
-    return cell.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    """`cell` on one line, its control characters shown, never sent: an ESC in an id or a text
+    must not reach the terminal (it could rewrite what the table shows).
+
+    >>> _flat("a\\tb\\x1b[2Jc")
+    'a b\\\\x1b[2Jc'
+    """
+    cell = cell.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    if cell.isprintable():
+        return cell
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in cell)

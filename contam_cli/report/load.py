@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from contam_cli.errors import InputError
-from contam_cli.io.formats import open_binary
+from contam_cli.io.formats import read_whole
 from contam_cli.report.ngram import NGRAM_METHODS, NgramColumns
 from contam_cli.report.report import SCHEMA, Report
 from contam_cli.report.table import ExampleTable
@@ -32,11 +32,7 @@ def load_report(path: str | Path) -> Report:
 
 def read_json(path: str | Path) -> Any:
     """The parsed JSON of `path` (decompressed by its suffix), or an InputError naming it."""
-    try:
-        with open_binary(path) as fh:
-            data = fh.read()
-    except OSError as e:
-        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
+    data = read_whole(path)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as e:

@@ -729,8 +729,6 @@ def _(w: W) -> Expect:
 
 @case(
     "scan-control-characters-of-an-id-do-not-reach-the-terminal",
-    xfail="an ESC in an eval id reaches the table unescaped (newline and tab are replaced by "
-    "spaces, ESC and other control characters are not): terminal escape injection",
 )
 def _(w: W) -> Expect:
     rows = [dict(r) for r in BENCH_RECORDS]
@@ -1780,8 +1778,6 @@ def _id_is_gz(data: bytes) -> bool:
 
 @case(
     "report-scores-truncated-gz",
-    xfail="internal error: EOFError escapes features/combine/inputs.py _read_bytes (it catches "
-    "OSError only; io.formats.read maps decompression errors to InputError)",
 )
 def _(w: W) -> Expect:
     data = _truncated(".gz", SCORES.read_bytes() * 40)
@@ -1792,7 +1788,6 @@ def _(w: W) -> Expect:
 
 @case(
     "report-scan-report-truncated-gz",
-    xfail="internal error: EOFError escapes report/load.py load_report on a truncated .gz report",
 )
 def _(w: W) -> Expect:
     data = _truncated(".gz", Path(_scan_report(w)).read_bytes())
@@ -1892,7 +1887,6 @@ def _(w: W) -> Expect:
 
 @case(
     "impact-report-truncated-gz",
-    xfail="internal error: EOFError escapes report/load.py load_report on a truncated .gz report",
 )
 def _(w: W) -> Expect:
     data = _truncated(".gz", Path(_scan_report(w)).read_bytes())

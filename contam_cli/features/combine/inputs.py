@@ -22,7 +22,7 @@ import orjson
 
 from contam_cli.errors import InputError
 from contam_cli.io.extract import TextSpec, extract_id
-from contam_cli.io.formats import open_binary
+from contam_cli.io.formats import decompress_errors, open_binary, read_whole
 from contam_cli.io.lines import iter_lines, line_span, parse_line
 from contam_cli.io.output import split_compression
 from contam_cli.report import Method, Report, report_from_dict
@@ -87,11 +87,7 @@ def _whole_json(data: bytes, path: str) -> Any:
 
 
 def _read_bytes(path: str) -> bytes:
-    try:
-        with open_binary(path) as fh:
-            return fh.read()
-    except OSError as e:
-        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
+    return read_whole(path)
 
 
 def _from_report(report: Report, path: str) -> ScoreInput:
@@ -235,3 +231,5 @@ def _csv_rows(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(path, "invalid UTF-8", reader.line_num + 1) from None
         except csv.Error as e:
             raise InputError(path, f"invalid CSV: {e}", reader.line_num) from None
+        except decompress_errors() as e:
+            raise InputError(path, f"cannot read file: {e}", reader.line_num) from None
