@@ -4,7 +4,6 @@ another configuration is refused; a changed corpus file or a damaged entry runs 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import signal
@@ -239,7 +238,10 @@ def test_a_directory_that_is_not_a_checkpoint_or_inside_an_input_is_refused(
         Checkpointed(InProcess(), corpus / "ckpt", inputs=[corpus])
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the run lock is fcntl's (POSIX)")
 def test_a_checkpoint_in_use_by_another_run_is_refused(tmp_path: Path) -> None:
+    import fcntl
+
     evals, corpus = make_corpus(tmp_path, files=1, docs=10)
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
