@@ -101,7 +101,10 @@ def test_an_interrupted_scan_resumes_to_the_uninterrupted_report(
         scan(evals, corpus, n=5, executor=Checkpointed(inner, ckpt), progress=interrupt_after(4))
     saved = len(entries(ckpt))
     total = sum(len(shards.plan_shards(0, s)) for s in [shards.Source("c", _files(corpus))])
-    assert total > 8 and 0 < saved < total
+    # NOTE: checkpoints are written in task order, so with workers the tasks finished behind a
+    # slower first one may all be lost to the interrupt (saved == 0); in-process, never.
+    assert total > 8 and saved < total
+    assert saved > 0 or isinstance(inner, LocalProcesses)
     counting = Counting(inner)
     resumed = scan(evals, corpus, n=5, executor=Checkpointed(counting, ckpt))
     assert counting.counts == [total - saved]
