@@ -50,7 +50,16 @@ SHOW_MISMATCHES = 8
 
 
 def _by_id(report: dict) -> dict[str, dict]:
-    return {str(e["id"]): e for e in report.get("examples", [])}
+    return {str(e["id"]): _flat(e) for e in report.get("examples", [])}
+
+
+def _flat(example: dict) -> dict:
+    """An example with its n-gram scores at the top level, as in the reference's report (a
+    ``contam.report/2`` example holds them under ``scores``)."""
+    scores = example.get("scores")
+    if not isinstance(scores, dict):
+        return example
+    return {**example, **{k: scores.get(k) for k in ("overlap_fraction", "longest_run")}}
 
 
 def _example_diffs(eid: str, mine: dict, ref: dict, tol: float) -> list[str]:
