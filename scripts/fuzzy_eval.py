@@ -8,6 +8,7 @@
     python -m contam_cli.features.bench.generate --out /tmp/bench100 --mb 100
     python scripts/fuzzy_eval.py speed --data /tmp/bench100   # (c) MB/s, fuzzy next to exact
     python scripts/fuzzy_eval.py all --data /tmp/bench100 --json fuzzy_eval.json
+    python scripts/fuzzy_eval.py limits                # (d) what it misses, measured
 
 (a) uses ``contam_cli.features.bench.labelled.generate_labelled(seed)``: positives of kind
 ``paraphrase_hard`` (25-35% of words replaced by synonyms or swapped with a neighbour, no 8-gram
@@ -24,6 +25,13 @@ set gives less informative weights) and 1,000 PostgreSQL-doc paragraphs (against
 the Python docs in and PostgreSQL's out). The threshold rule: ``min_fuzzy`` = the maximum null
 score over all three, plus a margin of 0.05, rounded up to a multiple of 0.05. The highest
 scores are printed with their text, to check they are innocent.
+
+(d) What it misses: per seed, 25 examples of the text model (60 words) per disguise, each
+planted once in a document of filler (300 words each side): reworded as in (a); a share of the
+words replaced by synonyms (50%, 70%); 60% of the words left out (a crude summary); the two
+halves swapped, or the three thirds in reverse order (clause reordering); 10, 30, 60 or 120
+unrelated words inserted in the middle. Per disguise, the mean, lowest and highest score and the
+share flagged at ``min_fuzzy``, over 10 seeds.
 
 (c) One process (one core): the exact engine (Accumulator) and the fuzzy detector
 (FuzzyAccumulator, which tokenizes for itself) on the same pre-read batches, and the whole
@@ -386,9 +394,87 @@ def _engine_times(
     return exact, time.perf_counter() - t0
 
 
+# -- (d) what it misses --------------------------------------------------------------------------
+
+DISGUISES = (
+    "reworded",
+    "synonyms 50%",
+    "synonyms 70%",
+    "60% left out",
+    "halves swapped",
+    "thirds reversed",
+    "10 inserted",
+    "30 inserted",
+    "60 inserted",
+    "120 inserted",
+)
+
+
+def _disguise(way: str, draft: Any, model: Any, thesaurus: Any, rng: np.random.Generator) -> str:
+    from contam_cli.features.bench import edits
+
+    words = draft.text(model).split(" ")
+    half = len(words) // 2
+    if way == "reworded":
+        return edits.reword_hard(draft, model, thesaurus, rng).text(model)
+    if way.startswith("synonyms"):
+        share = int(way.split()[1].rstrip("%")) / 100
+        return edits.substitute(draft, thesaurus, rng, share).text(model)
+    if way == "60% left out":
+        keep = np.sort(rng.choice(len(words), size=round(0.4 * len(words)), replace=False))
+        return " ".join(words[k] for k in keep)
+    if way == "halves swapped":
+        return " ".join(words[half:] + words[:half])
+    if way == "thirds reversed":
+        a, b = len(words) // 3, 2 * len(words) // 3
+        return " ".join(words[b:] + words[a:b] + words[:a])
+    k = int(way.split()[0])
+    filler = model.prose(rng, np.array([k]))[0].split(" ")[:k]
+    return " ".join(words[:half] + filler + words[half:])
+
+
+def limits(cfg: FuzzyConfig) -> dict[str, Any]:
+    from contam_cli.features.bench.edits import Thesaurus
+    from contam_cli.features.bench.textmodel import TextModel
+
+    per = 25
+    scores: dict[str, list[float]] = {w: [] for w in DISGUISES}
+    for seed in SEEDS:
+        rng = np.random.default_rng(seed)
+        model = TextModel.build(rng)
+        thesaurus = Thesaurus.build(model, rng)
+        drafts = model.drafts(rng, np.full(per * len(DISGUISES), 60))
+        ways = [w for w in DISGUISES for _ in range(per)]
+        docs = [
+            " ".join(
+                [
+                    *model.prose(rng, np.array([300])),
+                    _disguise(w, d, model, thesaurus, rng),
+                    *model.prose(rng, np.array([300])),
+                ]
+            )
+            for w, d in zip(ways, drafts)
+        ]
+        got = fuzzy_scores([d.text(model) for d in drafts], docs, cfg).score
+        for w, v in zip(ways, got.tolist()):
+            scores[w].append(v)
+    out = {}
+    for w, v in scores.items():
+        a = np.array(v)
+        out[w] = {
+            "examples": len(a),
+            "mean": round(float(a.mean()), 3),
+            "min": round(float(a.min()), 3),
+            "max": round(float(a.max()), 3),
+            "flagged": round(float((a >= cfg.min_fuzzy).mean()), 3),
+        }
+        print(f"{w:>15}: {out[w]}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("labelled", "null", "speed", "all"))
+    ap.add_argument("what", choices=("labelled", "null", "speed", "limits", "all"))
     ap.add_argument("--data", type=Path, help="a directory from bench.generate (speed)")
     ap.add_argument("--numpy-mb", type=float, default=10.0, help="MB for the numpy-only rate")
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -400,6 +486,8 @@ def main(argv: list[str] | None = None) -> int:
         out["labelled"] = labelled(cfg)
     if a.what in ("null", "all"):
         out["null"] = null(cfg)
+    if a.what in ("limits", "all"):
+        out["limits"] = limits(cfg)
     if a.what in ("speed", "all"):
         if a.data is None:
             ap.error("speed needs --data DIR (python -m contam_cli.features.bench.generate)")

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from contam_cli.cli import common as c
+from contam_cli.cli.options import FuzzyOpt
+from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.errors import UsageError
 from contam_cli.features.calibrate import calibrate, controls_needed
 from contam_cli.io import iter_files
@@ -77,6 +79,7 @@ def calibrate_command(
     ngram_size: c.NgramOpt = 13,
     common_out: CommonOutOpt = None,
     common_k: CommonKOpt = 1000,
+    fuzzy: FuzzyOpt = False,
     field: c.FieldOpt = None,
     corpus_field: c.CorpusFieldOpt = None,
     id_field: c.IdFieldOpt = None,
@@ -92,8 +95,9 @@ def calibrate_command(
 ) -> None:
     """Measure per-source thresholds on control texts known to be outside every source.
 
-    Writes the thresholds file that `contam scan --thresholds` applies. Exit code 0: written;
-    2: usage or input error (nothing is written).
+    Writes the thresholds file that `contam scan --thresholds` applies (with --fuzzy, a fuzzy
+    threshold per source too, for `contam scan --fuzzy`). Exit code 0: written; 2: usage or
+    input error (nothing is written).
     """
     with c.handle_errors(debug):
         sources = c.corpus_argument(corpus, source)
@@ -111,6 +115,7 @@ def calibrate_command(
             jobs=jobs,
             redact=False,
             hash_corpus=False,
+            fuzzy=FuzzyConfig() if fuzzy else None,
         )
         inputs = [*controls, *(p for ps in sources.values() for p in ps)]
         if common_out is not None and common_out.resolve() == output.resolve():

@@ -13,6 +13,7 @@ from contam_cli.cli import boilerplate as b
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.cli import engine_options as eo
+from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
@@ -111,6 +112,8 @@ def clean_command(
     min_run: c.MinRunOpt = 30,
     threshold: c.ThresholdOpt = None,
     thresholds: c.ThresholdsOpt = None,
+    fuzzy: c.FuzzyOpt = False,
+    min_fuzzy: c.MinFuzzyOpt = 0.5,
     report: c.ReportOpt = None,
     redact: c.RedactOpt = False,
     no_fail: c.NoFailOpt = False,
@@ -150,8 +153,9 @@ def clean_command(
             redact=redact,
             ignore_common=ignore_common,
             ignore_from=tuple(ignore_from or ()),
+            fuzzy=FuzzyConfig() if fuzzy else None,
         )
-        policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
+        policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
         _check_options(target, dirty_out, manifest, report, flagged_only, output)
         scans = 1 if target is Target.eval or flagged_only else 0
         total = _corpus_bytes(sources, opts) * (scans + (target is Target.corpus))

@@ -33,10 +33,12 @@ from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c
     EvalArg,
     ExcludeOpt,
     FieldOpt,
+    FuzzyOpt,
     HtmlOpt,
     IdFieldOpt,
     IncludeOpt,
     JobsOpt,
+    MinFuzzyOpt,
     MinOverlapOpt,
     MinRunOpt,
     NgramOpt,
@@ -59,6 +61,7 @@ from contam_cli.cli.outputs import (  # noqa: F401 - re-exported for the command
     require_scored,
     write_table,
 )
+from contam_cli.engine.fuzzy.config import DEFAULT_MIN_FUZZY
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.io import TextSpec
@@ -93,11 +96,19 @@ def corpus_argument(corpus: list[Path] | None, sources: list[str] | None) -> dic
 
 
 def flag_policy(
-    min_overlap: float, min_run: int, threshold: float | None, thresholds: Path | None
+    min_overlap: float,
+    min_run: int,
+    threshold: float | None,
+    thresholds: Path | None,
+    min_fuzzy: float | None = DEFAULT_MIN_FUZZY,
 ) -> FlagPolicy:
     per_source = load_thresholds(thresholds) if thresholds else {}
     return FlagPolicy(
-        min_overlap=min_overlap, min_run=min_run, zscore=threshold, thresholds=per_source
+        min_overlap=min_overlap,
+        min_run=min_run,
+        zscore=threshold,
+        thresholds=per_source,
+        min_fuzzy=min_fuzzy,
     )
 
 

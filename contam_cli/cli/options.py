@@ -115,6 +115,25 @@ ThresholdOpt = Annotated[
         show_default=False,
     ),
 ]
+FuzzyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fuzzy",
+        help="Also find reworded leaks (synonyms, swapped or edited words) by token alignment: "
+        "a second detector with its own score, reasons and evidence.",
+    ),
+]
+MinFuzzyOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-fuzzy",
+        min=0.0,
+        max=1.0,
+        metavar="S",
+        help="With --fuzzy: flag when the fuzzy score (share of the example aligned to one "
+        "corpus passage, rarity-weighted) >= this.",
+    ),
+]
 ThresholdsOpt = Annotated[
     Path | None,
     typer.Option(

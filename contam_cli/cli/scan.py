@@ -11,6 +11,7 @@ from contam_cli.cli import boilerplate as b
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.cli import engine_options as eo
+from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.errors import UsageError
 from contam_cli.features.scan import scan
 from contam_cli.io import iter_files
@@ -68,6 +69,8 @@ def scan_command(
     min_run: c.MinRunOpt = 30,
     threshold: c.ThresholdOpt = None,
     thresholds: c.ThresholdsOpt = None,
+    fuzzy: c.FuzzyOpt = False,
+    min_fuzzy: c.MinFuzzyOpt = 0.5,
     json_out: JsonOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     report: c.ReportOpt = None,
@@ -118,8 +121,9 @@ def scan_command(
             hash_corpus=not no_corpus_hash,
             ignore_common=ignore_common,
             ignore_from=tuple(ignore_from or ()),
+            fuzzy=FuzzyConfig() if fuzzy else None,
         )
-        policy = c.flag_policy(min_overlap, min_run, threshold, thresholds)
+        policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
         inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
         if index is not None:
             inputs.append(index)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.executor import Executor
+from contam_cli.engine.fuzzy.index import FuzzyIndex
+from contam_cli.engine.fuzzy.shared import WithFuzzy, add_both, with_fuzzy
 from contam_cli.engine.match import iter_batches
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
@@ -29,6 +31,9 @@ class CorpusContext:
     index: EvalIndex
     source_names: tuple[str, ...]
     opts: ScanOptions
+    fuzzy: FuzzyIndex | None = None
+    """The fuzzy detector's eval side when it runs (``opts.fuzzy``); then every shard's result
+    is a :class:`~contam_cli.engine.fuzzy.shared.WithFuzzy`."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -37,24 +42,34 @@ def tokenizer(norm: NormConfig, accel: bool | None) -> Tokenizer:
     return Tokenizer(norm, accel=accel)
 
 
-def new_accumulator(index: EvalIndex, names: Iterable[str], redact: bool) -> Accumulator:
+def new_accumulator(
+    index: EvalIndex, names: Iterable[str], redact: bool, fuzzy: FuzzyIndex | None = None
+) -> Accumulator:
+    """An empty accumulator; with `fuzzy`, one that also holds the fuzzy detector's results."""
     names = list(names)
-    return Accumulator(
+    acc = Accumulator(
         n_sources=len(names),
         n_grams=len(index.grams),
         n_examples=index.n_examples,
         source_names=names,
         redact=redact,
     )
+    return acc if fuzzy is None else with_fuzzy(acc, fuzzy, redact)
 
 
 def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
     """Match every document of `shard` (the work function of a corpus pass)."""
     opts = ctx.opts
     tk = tokenizer(opts.norm, opts.accel)
-    acc = new_accumulator(ctx.index, ctx.source_names, opts.redact)
-    for batch in shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines):
-        acc.add_batch(ctx.index, tk, batch)
+    acc = new_accumulator(ctx.index, ctx.source_names, opts.redact, ctx.fuzzy)
+    batches = shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines)
+    if ctx.fuzzy is None:
+        for batch in batches:
+            acc.add_batch(ctx.index, tk, batch)
+    else:
+        assert isinstance(acc, WithFuzzy)
+        for batch in batches:
+            add_both(acc, ctx.index, ctx.fuzzy, tk, batch)
     return acc
 
 
@@ -66,13 +81,15 @@ def run_corpus(
     *,
     progress: ProgressFn | None = None,
     on_start: Callable[[], None] | None = None,
+    fuzzy: FuzzyIndex | None = None,
 ) -> Accumulator:
     """Stream every source past the index: file shards through `executor`, merged in shard
-    order; sources held in memory afterwards, in this process."""
+    order; sources held in memory afterwards, in this process. With `fuzzy` (the fuzzy
+    detector's eval side) the result is a WithFuzzy holding that detector's results too."""
     names = tuple(s.name for s in sources)
-    acc = new_accumulator(index, names, opts.redact)
+    acc = new_accumulator(index, names, opts.redact, fuzzy)
     shards = [sh for s, src in enumerate(sources) for sh in plan_shards(s, src)]
-    ctx = CorpusContext(index, names, opts)
+    ctx = CorpusContext(index, names, opts, fuzzy)
     on_done = (lambda i: progress(shards[i].size)) if progress else None
     for part in executor.map(scan_shard, ctx, shards, on_start=on_start, on_done=on_done):
         acc.merge(part)
@@ -80,7 +97,10 @@ def run_corpus(
     for s, src in enumerate(sources):
         if src.stream is not None:
             for batch in iter_batches(_numbered(src.stream, opts), s, opts.chunk_bytes):
-                acc.add_batch(index, tk, batch)
+                if fuzzy is None:
+                    acc.add_batch(index, tk, batch)
+                else:
+                    add_both(cast(WithFuzzy, acc), index, fuzzy, tk, batch)
                 if progress:
                     progress(sum(len(r) for r in batch.raw))
     fill_evidence_lines(acc)
@@ -93,13 +113,18 @@ def _numbered(stream: Iterable[Any], opts: ScanOptions) -> Iterator[tuple[Record
 
 
 def fill_evidence_lines(acc: Accumulator) -> None:
-    """Turn range-relative evidence lines into file lines, from the lines each range read."""
+    """Turn range-relative evidence lines into file lines, from the lines each range read (the
+    fuzzy detector's evidence too, when `acc` holds it)."""
     lines_before: dict[tuple[str, int], int] = {}  # (path, range start) -> lines in earlier ranges
     total: dict[str, int] = {}
     for (path, start), n in sorted(acc.range_lines.items()):
         lines_before[(path, start)] = total.get(path, 0)
         total[path] = total.get(path, 0) + n
-    for key, ev in list(acc.evidence.items()):
-        if ev.line_base is not None and ev.line is not None:
-            line = ev.line + lines_before[ev.line_base]
-            acc.evidence[key] = replace(ev, line=line, line_base=None)
+    evidences: list[dict[Any, Any]] = [acc.evidence]
+    if isinstance(acc, WithFuzzy):
+        evidences.append(acc.fuzzy.evidence)
+    for evidence in evidences:
+        for key, ev in list(evidence.items()):
+            if ev.line_base is not None and ev.line is not None:
+                line = ev.line + lines_before[ev.line_base]
+                evidence[key] = replace(ev, line=line, line_base=None)

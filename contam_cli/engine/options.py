@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contam_cli.engine.fuzzy.config import FuzzyConfig
 from contam_cli.errors import ArgumentError
 from contam_cli.io.extract import TextSpec
 from contam_cli.text import DEFAULT_NORM, HASH_NAME, NormConfig
@@ -44,6 +45,10 @@ class ScanOptions:
     pass over the corpus that counts them."""
     ignore_from: tuple[Path, ...] = ()
     """Boilerplate collections (files or directories): eval n-grams found in them never count."""
+    fuzzy: FuzzyConfig | None = None
+    """The fuzzy detector (reworded leaks), None: off. On, every corpus batch also goes through
+    it (tokenized once for both detectors), and the report gains its score, reasons and
+    evidence; its flag threshold is the policy's ``min_fuzzy``."""
 
     def __post_init__(self) -> None:
         _int("n", self.n, 1)
@@ -62,6 +67,10 @@ class ScanOptions:
         for name in ("eval_spec", "corpus_spec"):
             if not isinstance(getattr(self, name), TextSpec):
                 raise ArgumentError(f"{name} must be a TextSpec")
+        if self.fuzzy is not None and not isinstance(self.fuzzy, FuzzyConfig):
+            raise ArgumentError(
+                f"fuzzy must be a FuzzyConfig or None, got {type(self.fuzzy).__name__}"
+            )
 
     @property
     def ignores(self) -> bool:
@@ -69,11 +78,14 @@ class ScanOptions:
         return self.ignore_common is not None or bool(self.ignore_from)
 
     def describe(self) -> dict[str, Any]:
-        """What a report records of these options (the boilerplate settings only when on, so
-        that reports without them keep their bytes).
+        """What a report records of these options (the boilerplate and fuzzy settings only when
+        on, so that reports without them keep their bytes; the fuzzy flag threshold is the
+        policy's, recorded there).
 
         >>> ScanOptions(ignore_common=20).describe()["boilerplate"]
         {'ignore_common': 20, 'ignore_from': []}
+        >>> ScanOptions(fuzzy=FuzzyConfig()).describe()["fuzzy"]["max_gap"]
+        3
         """
         out: dict[str, Any] = {
             "n": self.n,
@@ -85,6 +97,10 @@ class ScanOptions:
                 "ignore_common": self.ignore_common,
                 "ignore_from": [str(p) for p in self.ignore_from],
             }
+        if self.fuzzy is not None:
+            settings = self.fuzzy.describe()
+            settings.pop("min_fuzzy")
+            out["fuzzy"] = settings
         return out
 
 

@@ -12,6 +12,12 @@ exact run (0 where nothing matches), and per source:
 * ``controls`` = the scorable controls (at least n tokens), and ``well_estimated`` = controls >=
   ceil(1 / tail fraction): a 99th percentile needs at least 100 controls (a 100th never is).
 
+With the fuzzy detector on (``ScanOptions.fuzzy``) each source also gets ``fuzzy`` = the
+`percentile` of the controls' fuzzy scores in that source (their best alignment there, 0 where
+nothing aligned; controls shorter than its ``min_tokens`` left out), at most 1.0 -- the rule of
+``overlap_fraction``; ``controls`` then counts the controls both detectors scored, and the file
+records the fuzzy settings.
+
 The result saves to, and loads from, a thresholds file (``contam.thresholds/1``), which a scan
 takes with ``FlagPolicy(thresholds=...)`` (``contam scan --thresholds``). ``common_out`` also
 writes the `common_k` control n-grams found in the most corpus documents, as JSONL that
@@ -34,10 +40,11 @@ import orjson
 from contam_cli._version import __version__
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.executor import Executor
+from contam_cli.engine.fuzzy.shared import WithFuzzy
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.eval_side import load_eval
-from contam_cli.features.scan import resolve_sources, scan_corpus
+from contam_cli.features.scan import CorpusScan, resolve_sources, scan_corpus
 from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
@@ -96,6 +103,7 @@ def calibrate(
             [s.name for s in found],
             percentile,
             min_run,
+            _fuzzy_scores(done),
         )
         if fh is not None:
             assert done.doc_freq is not None and done.full_index is not None
@@ -107,19 +115,27 @@ def calibrate(
         normalization=opts.norm.describe(),
         percentile=float(percentile),
         min_run=min_run,
+        fuzzy=opts.describe().get("fuzzy"),
         tool_version=__version__,
         origin="calibrate",
     )
 
 
 def source_threshold(
-    overlaps: np.ndarray, runs: np.ndarray, q: float, min_run: int | None = None
+    overlaps: np.ndarray,
+    runs: np.ndarray,
+    q: float,
+    min_run: int | None = None,
+    fuzzy: np.ndarray | None = None,
 ) -> SourceThreshold:
-    """One source's thresholds from its controls' overlaps and runs (NaN: an unscorable control).
+    """One source's thresholds from its controls' overlaps and runs (NaN: an unscorable control)
+    and, when given, their fuzzy scores (NaN: too short for the fuzzy detector).
 
     >>> t = source_threshold(np.array([0.0, 0.5, np.nan]), np.array([0, 9, np.nan]), 50)
     >>> t.overlap_fraction, t.longest_run, t.controls, t.well_estimated
     (0.25, 6, 2, True)
+    >>> source_threshold(np.zeros(3), np.zeros(3), 50, fuzzy=np.array([0.1, 0.3, np.nan])).fuzzy
+    0.2
     """
     scored = int(np.count_nonzero(~np.isnan(np.asarray(overlaps, dtype=np.float64))))
     if scored == 0:
@@ -129,7 +145,16 @@ def source_threshold(
     run = math.ceil(round(percentile_of(runs, q), 9)) + 1
     if min_run is not None:
         run = max(run, min_run)
-    return SourceThreshold(run, overlap, scored, scored >= controls_needed(q))
+    fz = None
+    if fuzzy is not None:
+        both = ~np.isnan(np.asarray(overlaps, np.float64)) & ~np.isnan(
+            np.asarray(fuzzy, np.float64)
+        )
+        scored = int(np.count_nonzero(both))
+        if scored == 0:
+            raise ValueError("no control scored by both detectors")
+        fz = min(1.0, percentile_of(fuzzy, q))
+    return SourceThreshold(run, overlap, scored, scored >= controls_needed(q), fz)
 
 
 def controls_needed(q: float) -> float:
@@ -179,21 +204,40 @@ def _thresholds(
     names: list[str],
     q: float,
     min_run: int | None,
+    fuzzy: np.ndarray | None = None,
 ) -> dict[str, SourceThreshold]:
-    """Per source, its thresholds from the (source, control) matched counts and runs."""
+    """Per source, its thresholds from the (source, control) matched counts and runs (and fuzzy
+    scores, NaN where unscorable)."""
     scorable = index.scorable & (index.total_ngrams > 0)
     if not scorable.any():
         raise UsageError(
             f"none of the {index.n_examples} controls has an n-gram at n={index.n} (fewer than "
             f"{index.n} tokens): supply longer controls or lower n"
         )
+    if fuzzy is not None and not (scorable & ~np.isnan(fuzzy).all(axis=0)).any():
+        raise UsageError(
+            f"none of the {index.n_examples} controls is long enough for the fuzzy detector "
+            "(and has an n-gram): supply longer controls"
+        )
     total = np.maximum(index.total_ngrams, 1)
     out = {}
     for s, name in enumerate(names):
         overlaps = np.where(scorable, matched[s] / total, np.nan)
         lengths = np.where(scorable, runs[s].astype(np.float64), np.nan)
-        out[name] = source_threshold(overlaps, lengths, q, min_run)
+        fz = None if fuzzy is None else fuzzy[s]
+        out[name] = source_threshold(overlaps, lengths, q, min_run, fz)
     return out
+
+
+def _fuzzy_scores(done: CorpusScan) -> np.ndarray | None:
+    """Per (source, control) its fuzzy score (NaN: too short), when the fuzzy detector ran."""
+    index = done.fuzzy_index
+    if index is None:
+        return None
+    assert isinstance(done.acc, WithFuzzy)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = done.acc.fuzzy.best_h / np.maximum(index.total_weight, 1)
+    return np.where(index.scorable[None, :], scores, np.nan)
 
 
 def _options(options: ScanOptions | None, n: int | None, kwargs: dict[str, Any]) -> ScanOptions:

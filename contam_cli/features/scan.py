@@ -18,12 +18,15 @@ from contam_cli.engine.corpus_pass import new_accumulator, run_corpus
 from contam_cli.engine.doc_frequency import document_frequency, rereadable
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.executor import Executor, make_executor
+from contam_cli.engine.fuzzy import FuzzyIndex
+from contam_cli.engine.fuzzy.shared import WithFuzzy
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
 from contam_cli.features.eval_side import eval_warnings, index_eval, load_eval
 from contam_cli.features.eval_texts import attach_eval_texts
+from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import ngram_report
 from contam_cli.io.discover import iter_files, sha256_file
 from contam_cli.io.inputs import classify
@@ -68,7 +71,9 @@ def scan(
     a path, always; texts in memory are an iterable of str, Records or dict records (a generator
     streams a corpus larger than memory). `corpus`: one such input, or a mapping of source name to
     one. `index`: instead of a corpus, a directory written by ``contam index build`` (`verify`:
-    check its files' sha256 first). Keyword arguments override fields of :class:`ScanOptions`.
+    check its files' sha256 first). Keyword arguments override fields of :class:`ScanOptions`;
+    ``fuzzy=FuzzyConfig()`` also runs the fuzzy (reworded-leak) detector, flagged by the policy's
+    ``min_fuzzy`` (see :mod:`contam_cli.features.fuzzy_report`).
 
     >>> r = scan(["the quick brown fox jumps"], ["so the quick brown fox jumps high"], n=3)
     >>> r.examples[0].overlap_fraction, r.examples[0].longest_run
@@ -81,9 +86,12 @@ def scan(
     if index is not None and corpus is not None:
         raise UsageError("give a corpus or an index, not both")
     if index is not None:
+        if opts.fuzzy is not None:
+            raise UsageError("the fuzzy detector aligns corpus text: give a corpus, not --index")
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
+    _check_fuzzy_thresholds(policy, opts)
     _check_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     corpus_inputs = describe_sources(
@@ -93,6 +101,9 @@ def scan(
     # NOTE: which executor ran the shards is not recorded: every one gives the same report.
     config = {**done.opts.describe(), "runs": "exact", **done.boilerplate_config()}
     report = ngram_report(done.records, done.index, done.acc, policy, done.opts, inputs, config)
+    if done.fuzzy_index is not None:
+        assert isinstance(done.acc, WithFuzzy)
+        report = add_fuzzy(report, done.fuzzy_index, done.acc, policy, eval, done.opts)
     found = (*warnings, *eval_warnings(done.eval_inputs), *done.warnings, *report.warnings)
     return attach_eval_texts(replace(report, warnings=found), eval, opts)
 
@@ -115,6 +126,8 @@ class CorpusScan:
     """With ``frequencies`` or ``ignore_common``: per gram of `full_index`, its documents."""
     full_index: EvalIndex | None = None
     """The index before suppression (when ``doc_freq`` is set)."""
+    fuzzy_index: FuzzyIndex | None = None
+    """The fuzzy detector's eval side, when it ran (then `acc` is a WithFuzzy)."""
 
     @property
     def warnings(self) -> list[str]:
@@ -137,7 +150,10 @@ def scan_corpus(
     documents (a first pass, as ``ignore_common`` does)."""
     opts = replace(opts, accel=_want_kernels(opts, sources))
     tk = Tokenizer(opts.norm, accel=opts.accel)
+    if opts.fuzzy is not None:
+        check_fuzzy_input(eval)
     records, eval_inputs, eval_index = index_eval(eval, opts, tk)
+    fuzzy = fuzzy_eval_index(eval, opts, len(records), tk) if opts.fuzzy is not None else None
     n_shards = sum(len(plan_shards(s, src)) for s, src in enumerate(sources))
     executor = executor or make_executor(opts.jobs, n_shards)
     doc_freq, full, suppression = None, None, None
@@ -153,15 +169,29 @@ def scan_corpus(
     hashing = _Hashing([p for s in sources for p in s.paths] if opts.hash_corpus else [])
     try:
         acc = run_corpus(
-            eval_index, sources, opts, executor, progress=progress, on_start=hashing.start
+            eval_index,
+            sources,
+            opts,
+            executor,
+            progress=progress,
+            on_start=hashing.start,
+            fuzzy=fuzzy,
         )
         hashes = hashing.results()
     finally:
         hashing.close()
     _check_documents(sources, acc.documents.tolist())
     return CorpusScan(
-        records, eval_inputs, eval_index, acc, opts, hashes, suppression, doc_freq, full
+        records, eval_inputs, eval_index, acc, opts, hashes, suppression, doc_freq, full, fuzzy
     )
+
+
+def _check_fuzzy_thresholds(policy: FlagPolicy, opts: ScanOptions) -> None:
+    """Per-source fuzzy thresholds must come from the fuzzy settings of this scan."""
+    check = getattr(policy.thresholds, "check_fuzzy", None)
+    has_fuzzy = any(t.fuzzy is not None for t in policy.thresholds.values())
+    if opts.fuzzy is not None and check is not None and has_fuzzy:
+        check(opts.describe()["fuzzy"])
 
 
 def _check_roles(eval: Any, corpus_files: list[Path], opts: ScanOptions) -> None:

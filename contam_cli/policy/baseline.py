@@ -285,6 +285,7 @@ def _with_details(table: ExampleTable, name: str, rows: Mapping[int, Any]) -> Ex
         ngram=table.ngram,
         details={**table.details, name: dict(rows)},
         texts=table.texts,
+        fuzzy=table.fuzzy,
     )
 
 

@@ -1,8 +1,9 @@
 """Per-source thresholds files: what ``contam calibrate`` writes and ``--thresholds`` reads.
 
 The file (``contam.thresholds/1``) records, per source, the run and overlap thresholds measured on
-known-clean controls, how many controls they rest on, and whether that is enough for the
-percentile asked; and the n, normalization and percentile they were measured with, so that a scan
+known-clean controls (and the fuzzy detector's, ``fuzzy``, when calibrated with it), how many
+controls they rest on, and whether that is enough for the percentile asked; and the n,
+normalization and percentile they were measured with (and the fuzzy settings), so that a scan
 with another n or normalization refuses it. A hand-written file may hold only ``sources`` (or
 just the per-source mapping).
 
@@ -29,8 +30,8 @@ from contam_cli.text import NormConfig
 __all__ = ["THRESHOLDS_SCHEMA", "Thresholds", "load_thresholds", "parse_thresholds"]
 
 THRESHOLDS_SCHEMA = "contam.thresholds/1"
-_TOP = {"schema", "tool", "n", "normalization", "percentile", "min_run", "sources"}
-_SOURCE = {"longest_run", "overlap_fraction", "controls", "well_estimated"}
+_TOP = {"schema", "tool", "n", "normalization", "percentile", "min_run", "fuzzy", "sources"}
+_SOURCE = {"longest_run", "overlap_fraction", "controls", "well_estimated", "fuzzy"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class Thresholds(Mapping[str, SourceThreshold]):
     normalization: Mapping[str, Any] | None = None
     percentile: float | None = None
     min_run: int | None = None
+    fuzzy: Mapping[str, Any] | None = None
+    """The fuzzy detector's settings the ``fuzzy`` thresholds were measured with (None: none
+    were, or not recorded); a fuzzy scan with other settings refuses them."""
     tool_version: str | None = field(default=None, compare=False)
     origin: str = field(default="--thresholds", compare=False)
     """Where they were read from, for messages."""
@@ -54,6 +58,17 @@ class Thresholds(Mapping[str, SourceThreshold]):
 
     def __len__(self) -> int:
         return len(self.sources)
+
+    def check_fuzzy(self, settings: Mapping[str, Any]) -> None:
+        """UsageError unless the fuzzy thresholds were measured with these fuzzy settings (as
+        ``ScanOptions.describe()["fuzzy"]`` gives them; not recorded: nothing to check)."""
+        if self.fuzzy is not None and dict(self.fuzzy) != dict(settings):
+            mine = self.fuzzy
+            changed = sorted(k for k in {*mine, *settings} if mine.get(k) != settings.get(k))
+            raise UsageError(
+                f"{self.origin}: fuzzy thresholds measured with other fuzzy settings "
+                f"({', '.join(changed)} differ)"
+            )
 
     def check(self, n: int, norm: NormConfig, source_names: list[str], where: str = "") -> None:
         """UsageError unless these thresholds fit a scan with this n, normalization and sources
@@ -80,23 +95,20 @@ class Thresholds(Mapping[str, SourceThreshold]):
             )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The file's JSON (``fuzzy`` keys only when there are fuzzy thresholds, so files
+        without them keep their bytes)."""
+        out: dict[str, Any] = {
             "schema": THRESHOLDS_SCHEMA,
             "tool": {"name": "contam", "version": self.tool_version or __version__},
             "n": self.n,
             "normalization": None if self.normalization is None else dict(self.normalization),
             "percentile": self.percentile,
             "min_run": self.min_run,
-            "sources": {
-                k: {
-                    "longest_run": v.longest_run,
-                    "overlap_fraction": v.overlap_fraction,
-                    "controls": v.controls,
-                    "well_estimated": v.well_estimated,
-                }
-                for k, v in sorted(self.sources.items())
-            },
         }
+        if self.fuzzy is not None:
+            out["fuzzy"] = dict(self.fuzzy)
+        out["sources"] = {k: v.describe() for k, v in sorted(self.sources.items())}
+        return out
 
     def to_json(self) -> bytes:
         """The file's bytes (deterministic: sources in name order, two-space indents)."""
@@ -140,12 +152,16 @@ def parse_thresholds(data: object, where: str) -> Thresholds:
     if norm is not None and not isinstance(norm, dict):
         raise UsageError(f"{where}: normalization must be an object, got {norm!r}")
     tool = data.get("tool")
+    fuzzy = data.get("fuzzy")
+    if fuzzy is not None and not isinstance(fuzzy, dict):
+        raise UsageError(f"{where}: fuzzy must be an object of the fuzzy settings, got {fuzzy!r}")
     return Thresholds(
         sources=sources,
         n=n,
         normalization=norm,
         percentile=_optional(data.get("percentile"), (int, float), f"{where}: percentile"),
         min_run=_optional(data.get("min_run"), int, f"{where}: min_run"),
+        fuzzy=fuzzy,
         tool_version=tool.get("version") if isinstance(tool, dict) else None,
         origin=where,
     )
@@ -159,7 +175,9 @@ def _optional(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
 
 def _source(t: object, where: str) -> SourceThreshold:
     if not isinstance(t, dict):
-        raise UsageError(f"{where}: must be an object with longest_run and/or overlap_fraction")
+        raise UsageError(
+            f"{where}: must be an object with longest_run, overlap_fraction and/or fuzzy"
+        )
     for key in t:
         if key not in _SOURCE:
             expected = ", ".join(sorted(_SOURCE))
@@ -170,9 +188,11 @@ def _source(t: object, where: str) -> SourceThreshold:
     if not isinstance(well, bool):
         raise UsageError(f"{where}.well_estimated: must be true or false, got {well!r}")
     try:
-        found = SourceThreshold(t.get("longest_run"), t.get("overlap_fraction"), controls, well)
+        found = SourceThreshold(
+            t.get("longest_run"), t.get("overlap_fraction"), controls, well, t.get("fuzzy")
+        )
     except UsageError as e:
         raise UsageError(f"{where}.{e}") from None
-    if found.longest_run is None and found.overlap_fraction is None:
-        raise UsageError(f"{where}: needs longest_run or overlap_fraction")
+    if found.longest_run is None and found.overlap_fraction is None and found.fuzzy is None:
+        raise UsageError(f"{where}: needs longest_run, overlap_fraction or fuzzy")
     return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult
-from contam_cli.render.table import evidence_where, short_path
+from contam_cli.render.table import evidence_where, example_evidence, short_path
 from contam_cli.render.text import columns
 
 __all__ = ["SHOWN_FILES", "render_corpus_summary", "render_eval_summary"]
@@ -17,7 +17,7 @@ def render_eval_summary(result: EvalCleanResult) -> str:
     lines = []
     if result.removed:
         rows = [
-            [e.id, "; ".join(str(r) for r in e.reasons), evidence_where(e.evidence)]
+            [e.id, "; ".join(str(r) for r in e.reasons), evidence_where(example_evidence(e))]
             for e in result.removed
         ]
         lines = columns(["removed", "reasons", "where"], rows, "lll")

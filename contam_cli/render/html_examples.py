@@ -1,5 +1,7 @@
 """The HTML report's flagged examples: one card each, the leaked span highlighted in the eval
-text beside the corpus evidence, with the reasons, scores and fingerprint.
+text beside the corpus evidence, with the reasons, scores and fingerprint; for a reworded leak
+(a fuzzy rule fired) the aligned corpus passage beside the eval text, matched words highlighted
+(:mod:`~contam_cli.render.html_fuzzy`).
 
 With ``report.redact`` a card holds no eval or corpus text: the span is given as token and
 character offsets only.
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from contam_cli.engine.evidence import Evidence
+from contam_cli.render.html_fuzzy import fuzzy_facts, fuzzy_section
 from contam_cli.render.html_parts import (
     el,
     esc,
@@ -70,7 +73,11 @@ def _card(report: Report, e: int, r: ExampleResult, norm: NormConfig) -> str:
         + el("span", esc(eval_where(r)), class_="where mono"),
     )
     facts = _facts(report, r)
-    if r.ngram is None and r.text is None and not report.redact:
+    fuzzy = fuzzy_section(report, r)
+    if fuzzy and r.evidence is None:
+        # NOTE: a reworded leak alone: its section shows the eval text beside the passage.
+        sides = ""
+    elif r.ngram is None and r.text is None and not report.redact:
         # NOTE: a detector without corpus evidence (a probe, a combination) and no text kept:
         # one line says so instead of two empty panels.
         sides = el("p", "The eval text is not in this report.", class_="muted")
@@ -78,7 +85,8 @@ def _card(report: Report, e: int, r: ExampleResult, norm: NormConfig) -> str:
         sides = el(
             "div", _eval_side(report, r, norm) + _corpus_side(report, r.evidence), class_="sides"
         )
-    return el("article", head + facts + sides + _per_source(r), class_="card", id=card_id(e))
+    body = head + facts + sides + fuzzy + _per_source(r)
+    return el("article", body, class_="card", id=card_id(e))
 
 
 def _facts(report: Report, r: ExampleResult) -> str:
@@ -90,6 +98,7 @@ def _facts(report: Report, r: ExampleResult) -> str:
             ("tokens", f"{ng.n_tokens:,}"),
             ("n-grams matched", f"{ng.matched_ngrams:,} of {ng.total_ngrams:,}"),
         ]
+    pairs += fuzzy_facts(r)
     label = r.details.get("label")
     if isinstance(label, dict) and label.get("label") in (0, 1):
         pairs.append(("label", "contaminated" if label["label"] == 1 else "clean"))

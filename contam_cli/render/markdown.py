@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from contam_cli.errors import ArgumentError
-from contam_cli.render.table import evidence_where, short_path
+from contam_cli.render.table import evidence_where, example_evidence, short_path
 from contam_cli.report import ExampleResult, Reason, Report
 
 __all__ = ["MIN_BYTES", "cell", "render_markdown"]
@@ -148,7 +148,7 @@ def _head(report: Report) -> list[str]:
 def _score_names(report: Report) -> list[str]:
     names = [m.name for m in report.methods]
     if "longest_run" in names and report.command != "report":
-        return [n for n in ("longest_run", "overlap_fraction") if n in names]
+        return [n for n in ("longest_run", "overlap_fraction", "fuzzy") if n in names]
     return names[:SCORE_COLUMNS]
 
 
@@ -178,7 +178,7 @@ def _examples(report: Report, top: int, budget: int) -> list[str]:
             cells.append(cell(_input_reasons(e), 200))
         cells.append(code(_eval_where(e)))
         if evidence:
-            cells.append(code(evidence_where(e.evidence)))
+            cells.append(code(evidence_where(example_evidence(e))))
         if text:
             cells.append(cell(_leaked_text(e) or "", 100))
         if states:
@@ -217,8 +217,9 @@ def _eval_where(e: ExampleResult) -> str:
 
 
 def _leaked_text(e: ExampleResult) -> str | None:
-    """The corpus text of the longest run when there is one, else the example's own text."""
-    ev = e.evidence
+    """The corpus text of the longest run (or of the reworded copy, for an example only the
+    fuzzy detector flags) when there is one, else the example's own text."""
+    ev = example_evidence(e)
     return ev.text if ev is not None and ev.text else e.text
 
 

@@ -8,8 +8,10 @@
   the reasons and the evidence (source, place, run length, overlap) and, unless the report is
   redacted, a shortened leaked text; the location is the eval file (relative to `root`, the
   working directory by default, when it lies below it; else a ``file:`` URI) and line (1 when
-  not known); the corpus evidence is a related location; ``partialFingerprints`` holds the
-  example's content fingerprint under ``contamFingerprint/v1``; ``properties`` the scores.
+  not known); the corpus evidence is a related location (for an example only fuzzy rules flag,
+  the reworded copy's, and the message quotes it); ``partialFingerprints`` holds the
+  example's content fingerprint under ``contamFingerprint/v1``; ``properties`` the scores (and
+  ``fuzzy``: the aligned fraction, identity and the copy's place, when that detector ran).
 * Unscorable examples are not results: code scanning would show them as alerts, and they are
   not findings. Each is a ``note`` in ``invocations[0].toolExecutionNotifications`` (descriptor
   ``contam/unscorable``, at its eval location; the first ``MAX_NOTES``, then one that counts
@@ -36,8 +38,8 @@ import orjson
 from contam_cli.engine.evidence import Evidence
 from contam_cli.errors import ArgumentError
 from contam_cli.render.html_parts import eval_span, norm_config
-from contam_cli.render.table import evidence_where
-from contam_cli.report import ExampleResult, Reason, Report
+from contam_cli.render.table import evidence_where, example_evidence
+from contam_cli.report import ExampleResult, FuzzyMatch, Reason, Report
 
 __all__ = [
     "BASELINE_STATES",
@@ -89,6 +91,11 @@ _RULES: dict[str, tuple[str, str]] = {
         "A reworded copy of the example is in the training corpus.",
         "The fuzzy detector aligned the example to a corpus passage with a similarity at or "
         "above its threshold: a leak with light edits.",
+    ),
+    "fuzzy/source-fuzzy": (
+        "A reworded copy at or above its source's calibrated fuzzy threshold.",
+        "The fuzzy detector's score of the example in one corpus source is at or above that "
+        "source's fuzzy threshold from --thresholds (contam calibrate --fuzzy).",
     ),
     "report/combined-zscore": (
         "The detectors' combined score is at or above the threshold.",
@@ -201,7 +208,15 @@ def _result(
         "partialFingerprints": {FINGERPRINT_KEY: e.fingerprint},
         "properties": _properties(e),
     }
-    if ev is not None and ev.path:
+    shown = example_evidence(e)
+    if isinstance(shown, FuzzyMatch) and shown.path:
+        related = _location(shown.path, shown.line, base, required=False)
+        related["id"] = 1
+        related["message"] = {
+            "text": f"reworded copy: {len(shown.pairs)} words matched, source {shown.source}"
+        }
+        out["relatedLocations"] = [related]
+    elif ev is not None and ev.path:
         related = _location(ev.path, ev.line, base, required=False)
         related["id"] = 1
         related["message"] = {
@@ -215,6 +230,9 @@ def _result(
 
 def _message(report: Report, e: ExampleResult, norm: Any) -> str:
     reasons = "; ".join(str(r) for r in e.reasons)
+    shown = example_evidence(e)
+    if isinstance(shown, FuzzyMatch):
+        return _fuzzy_message(report, e, shown, reasons)
     ev = e.evidence
     if ev is None:
         scores = ", ".join(
@@ -235,16 +253,34 @@ def _message(report: Report, e: ExampleResult, norm: Any) -> str:
     return text + (f' Leaked text: "{quote_}"' if quote_ else "")
 
 
+def _fuzzy_message(report: Report, e: ExampleResult, ev: FuzzyMatch, reasons: str) -> str:
+    where = evidence_where(ev) or "a document that could not be read again"
+    fz = e.fuzzy
+    figures = ""
+    if fz is not None and fz.aligned_fraction is not None and fz.identity is not None:
+        figures = f" (aligned fraction {fz.aligned_fraction:.3f}, identity {fz.identity:.3f})"
+    text = (
+        f"A reworded copy of eval example {e.id} is in the training data: {reasons}. "
+        f"Evidence: source {ev.source}, {where}, {len(ev.pairs)} words matched{figures}."
+    )
+    quote_ = None if report.redact else _quote(ev.text)
+    return text + (f' Reworded text: "{quote_}"' if quote_ else "")
+
+
+def _quote(text: str | None) -> str | None:
+    if not text:
+        return None
+    flat = " ".join(text.split())
+    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
+
+
 def _leaked(e: ExampleResult, ev: Evidence, norm: Any) -> str | None:
     """The leaked text, whitespace collapsed and cut to ``QUOTE_CHARS``."""
     text = ev.text
     if text is None and e.text is not None:
         span = eval_span(e, norm)
         text = None if span is None else e.text[span[0] : span[1]]
-    if not text:
-        return None
-    flat = " ".join(text.split())
-    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
+    return _quote(text)
 
 
 def _properties(e: ExampleResult) -> dict[str, Any]:
@@ -268,6 +304,23 @@ def _properties(e: ExampleResult) -> dict[str, Any]:
         }
     if e.ngram is not None and e.ngram.zscore is not None:
         out["zscore"] = e.ngram.zscore
+    fz = e.fuzzy
+    if fz is not None and fz.scorable:
+        found: dict[str, Any] = {"alignedFraction": fz.aligned_fraction, "identity": fz.identity}
+        if fz.evidence is not None:
+            f = fz.evidence
+            found["evidence"] = {
+                "source": f.source,
+                "path": f.path,
+                "line": f.line,
+                "record": f.record,
+                "charStart": f.char_start,
+                "charEnd": f.char_end,
+                "evalToken": f.eval_token,
+                "evalTokenEnd": f.eval_token_end,
+                "matched": len(f.pairs),
+            }
+        out["fuzzy"] = found
     return out
 
 

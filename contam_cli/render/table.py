@@ -1,7 +1,8 @@
 """The terminal table: most suspicious first, unscorable examples apart, a one-line summary.
 
 Plain text, aligned in columns; the command line adds colour on a terminal. A scan shows overlap,
-run and z-score; any other report shows one column per method.
+run and z-score (and the fuzzy score when that detector ran); any other report shows one column
+per method.
 """
 
 from __future__ import annotations
@@ -14,9 +15,15 @@ import numpy as np
 from contam_cli.engine.evidence import Evidence
 from contam_cli.render.combination import combination_lines
 from contam_cli.render.text import columns
-from contam_cli.report import ExampleResult, Report
+from contam_cli.report import ExampleResult, FuzzyMatch, Report
 
-__all__ = ["DEFAULT_CLEAN_ROWS", "DEFAULT_FLAGGED_ROWS", "evidence_where", "render_table"]
+__all__ = [
+    "DEFAULT_CLEAN_ROWS",
+    "DEFAULT_FLAGGED_ROWS",
+    "evidence_where",
+    "example_evidence",
+    "render_table",
+]
 
 #: Clean rows shown after every flagged one (the JSON report always holds them all).
 DEFAULT_CLEAN_ROWS = 20
@@ -54,6 +61,7 @@ def render_table(
     if hidden:
         lines.append(f"... {hidden} examples not listed (all are in the JSON report)")
     lines += _unscorable(report, clean_rows)
+    lines += _fuzzy_unscorable(report)
     lines += combination_lines(report)
     lines.append(report.summary_line())
     return "".join(line + "\n" for line in lines)
@@ -62,20 +70,22 @@ def render_table(
 def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
     redact = report.redact
     if _is_scan(report):
-        headers = ["id", "overlap", "run", "z", "flag", "reasons", "where"]
+        fz = ["fuzzy"] if "fuzzy" in report.examples.scores else []
+        headers = ["id", "overlap", "run", "z", *fz, "flag", "reasons", "where"]
         rows = [
             [
                 _id(e.id),
                 f"{e.overlap_fraction:.3f}",
                 str(e.longest_run),
                 f"{e.zscore:.2f}",
+                *(_fuzzy(e) for _ in fz),
                 _flag(e),
                 "; ".join(str(r) for r in e.reasons),
-                evidence_where(e.evidence),
+                evidence_where(example_evidence(e)),
             ]
             for e in shown
         ]
-        return columns(headers, rows, "lrrrlll")
+        return columns(headers, rows, "lrrr" + "r" * len(fz) + "lll")
     names = [m.name for m in report.methods]
     headers = ["id", *names, "flag", "reasons", "where"]
     rows = [
@@ -119,6 +129,40 @@ def _unscorable(report: Report, limit: int) -> list[str]:
     return out
 
 
+def _fuzzy_unscorable(report: Report) -> list[str]:
+    """A line counting the examples scored, but not by the fuzzy detector (too short for it)."""
+    cols = report.examples.fuzzy
+    if cols is None:
+        return []
+    k = int((report.scorable_mask() & ~cols.scorable).sum())
+    if not k:
+        return []
+    least = report.config.get("fuzzy", {}).get("min_tokens", "its minimum of")
+    return [
+        f"{k} example{'s' if k != 1 else ''} not scored by the fuzzy detector (fewer than "
+        f"{least} tokens; not checked for reworded leaks)"
+    ]
+
+
+def _fuzzy(e: ExampleResult) -> str:
+    score = e.scores.get("fuzzy")
+    return "-" if score is None else f"{score:.3f}"
+
+
+def example_evidence(e: ExampleResult) -> Evidence | FuzzyMatch | None:
+    """The evidence to point at: the exact run's, or the reworded copy's when only fuzzy rules
+    flagged the example (or it has no exact run)."""
+    fz = e.fuzzy.evidence if e.fuzzy is not None else None
+    by_fuzzy = any(r.detector == "fuzzy" for r in e.reasons)
+    if (
+        fz is not None
+        and by_fuzzy
+        and (e.evidence is None or all(r.detector == "fuzzy" for r in e.reasons))
+    ):
+        return fz
+    return e.evidence
+
+
 def _is_scan(report: Report) -> bool:
     """A report of the n-gram detector alone (a combined report holds its scores too)."""
     return report.examples.ngram is not None and report.command in ("scan", "clean")
@@ -143,7 +187,7 @@ def _score(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def evidence_where(ev: Evidence | None) -> str:
+def evidence_where(ev: Evidence | FuzzyMatch | None) -> str:
     """Where a run sits, for people: ``[source: ]path:line`` (or ``path[record]``)."""
     if ev is None or ev.path is None:
         return ""

@@ -17,19 +17,24 @@ def render_thresholds(t: Thresholds, output: str) -> str:
     source  controls  run threshold  overlap threshold  well estimated
     web          150             14              0.250  yes
     1 source, 13-grams, 99th percentile -> t.json
+
+    A fuzzy threshold (``contam calibrate --fuzzy``) gets its own column.
     """
+    fuzzy = any(v.fuzzy is not None for v in t.values())
     rows = [
         [
             name,
             "-" if v.controls is None else str(v.controls),
             "-" if v.longest_run is None else str(v.longest_run),
             "-" if v.overlap_fraction is None else f"{v.overlap_fraction:.3f}",
+            *(["-" if v.fuzzy is None else f"{v.fuzzy:.3f}"] if fuzzy else []),
             "yes" if v.well_estimated else "no",
         ]
         for name, v in sorted(t.items())
     ]
-    headers = ["source", "controls", "run threshold", "overlap threshold", "well estimated"]
-    lines = columns(headers, rows, "lrrrl")
+    headers = ["source", "controls", "run threshold", "overlap threshold"]
+    headers += ["fuzzy threshold"] * fuzzy + ["well estimated"]
+    lines = columns(headers, rows, "lrrr" + "r" * fuzzy + "l")
     plural = "" if len(t) == 1 else "s"
     line = f"{len(t)} source{plural}"
     if t.n is not None:

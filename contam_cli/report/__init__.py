@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contam_cli.report.fuzzy import FUZZY_METHOD, FuzzyColumns
 from contam_cli.report.load import load_report, read_json, report_from_dict
 from contam_cli.report.ngram import NGRAM_METHODS, NgramColumns
 from contam_cli.report.persist import SLICE_EXAMPLES, iter_json, save_report, write_json
@@ -10,6 +11,8 @@ from contam_cli.report.table import ExampleTable
 from contam_cli.report.values import (
     Direction,
     ExampleResult,
+    FuzzyMatch,
+    FuzzyResult,
     Method,
     NgramResult,
     Reason,
@@ -17,12 +20,16 @@ from contam_cli.report.values import (
 )
 
 __all__ = [
+    "FUZZY_METHOD",
     "NGRAM_METHODS",
     "SCHEMA",
     "SLICE_EXAMPLES",
     "Direction",
     "ExampleResult",
     "ExampleTable",
+    "FuzzyColumns",
+    "FuzzyMatch",
+    "FuzzyResult",
     "Method",
     "NgramColumns",
     "NgramResult",

@@ -11,6 +11,7 @@ import orjson
 
 from contam_cli.errors import InputError
 from contam_cli.io.formats import read_whole
+from contam_cli.report.fuzzy import FuzzyColumns
 from contam_cli.report.ngram import NGRAM_METHODS, NgramColumns
 from contam_cli.report.report import SCHEMA, Report
 from contam_cli.report.table import ExampleTable
@@ -75,13 +76,22 @@ def _report(data: Mapping[str, Any]) -> Report:
 def _table(examples: list[dict[str, Any]], methods: tuple[Method, ...]) -> ExampleTable:
     names = [m.name for m in methods]
     has_ngram = any(m.detector == "ngram" for m in methods)
+    # NOTE: a report that holds the fuzzy score without its details (a combination of reports)
+    # keeps the score alone.
+    has_fuzzy = "fuzzy" in names and any("fuzzy" in e["details"] for e in examples)
+    columnar = {k for k, on in (("ngram", has_ngram), ("fuzzy", has_fuzzy)) if on}
     details: dict[str, dict[int, Any]] = {}
     for i, e in enumerate(examples):
         for k, v in e["details"].items():
-            if k != "ngram" or not has_ngram:
+            if k not in columnar:
                 details.setdefault(k, {})[i] = v
     ngram = (
         NgramColumns.from_dicts([e["details"]["ngram"] for e in examples]) if has_ngram else None
+    )
+    fuzzy = (
+        FuzzyColumns.from_dicts([e["details"].get("fuzzy") for e in examples])
+        if has_fuzzy
+        else None
     )
     return ExampleTable(
         ids=[e["id"] for e in examples],
@@ -97,6 +107,7 @@ def _table(examples: list[dict[str, Any]], methods: tuple[Method, ...]) -> Examp
         ngram=ngram,
         details=details,
         texts={i: e.get("text") for i, e in enumerate(examples)},
+        fuzzy=fuzzy,
     )
 
 

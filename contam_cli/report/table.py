@@ -15,6 +15,7 @@ from typing import Any, overload
 import numpy as np
 
 from contam_cli.report.columns import column, equal_columns, sparse
+from contam_cli.report.fuzzy import FuzzyColumns
 from contam_cli.report.ngram import NgramColumns
 from contam_cli.report.values import ExampleResult, Method, NgramResult, Reason
 
@@ -22,6 +23,8 @@ __all__ = ["ExampleTable"]
 
 #: Examples built per step when walking a whole table (bounds the transient objects).
 STEP = 4096
+#: The n-gram detector's plain values per example (see NgramColumns.plain_columns).
+_NGRAM_VALUES = 6
 
 
 class ExampleTable(Sequence[ExampleResult]):
@@ -40,6 +43,7 @@ class ExampleTable(Sequence[ExampleResult]):
         ngram: NgramColumns | None = None,
         details: Mapping[str, Mapping[int, Any]] | None = None,
         texts: Mapping[int, str | None] | None = None,
+        fuzzy: FuzzyColumns | None = None,
     ) -> None:
         n = len(ids)
         self.ids = tuple(ids)
@@ -64,14 +68,22 @@ class ExampleTable(Sequence[ExampleResult]):
         if (ngram is not None) != any(m.detector == "ngram" for m in self.methods):
             raise ValueError("ExampleTable: n-gram details go with the n-gram methods")
         self.ngram = ngram
+        if fuzzy is not None and (len(fuzzy) != n or "fuzzy" not in self.scores):
+            raise ValueError("ExampleTable: fuzzy columns go with the fuzzy method, one per row")
+        # NOTE: without examples there is nothing to tell a table with fuzzy columns from one
+        # without (the JSON has no example to hold them), so both hold none.
+        self.fuzzy = fuzzy if fuzzy is not None and n else None
         kept = {k: sparse(v, n) for k, v in (details or {}).items()}
         self.details = {k: v for k, v in kept.items() if v}
+        if fuzzy is not None and "fuzzy" in self.details:
+            raise ValueError("ExampleTable: fuzzy details are its columns, not plain details")
         self.texts: dict[int, str] = sparse(texts, n)
         flagged = np.zeros(n, dtype=bool)
         flagged[list(self.reasons)] = True
         flagged.flags.writeable = False
         self.flagged = flagged
         rich = {*self.reasons, *self.texts, *(ngram.detailed() if ngram is not None else ())}
+        rich.update(fuzzy.detailed() if fuzzy is not None else ())
         for rows in self.details.values():
             rich.update(rows)
         self._rich = np.array(sorted(rich), dtype=np.int64)
@@ -94,6 +106,9 @@ class ExampleTable(Sequence[ExampleResult]):
         for e, r in enumerate(results):
             for k, v in r.details.items():
                 details.setdefault(k, {})[e] = v
+        fuzzy = None
+        if "fuzzy" in names and any(r.fuzzy is not None for r in results):
+            fuzzy = FuzzyColumns.from_results([r.fuzzy for r in results])
         return cls(
             ids=[r.id for r in results],
             eval_paths=[r.eval_path for r in results],
@@ -105,6 +120,7 @@ class ExampleTable(Sequence[ExampleResult]):
             ngram=ngram,
             details=details,
             texts={e: r.text for e, r in enumerate(results)},
+            fuzzy=fuzzy,
         )
 
     def __len__(self) -> int:
@@ -137,6 +153,7 @@ class ExampleTable(Sequence[ExampleResult]):
             and self.ngram == other.ngram
             and self.details == other.details
             and self.texts == other.texts
+            and self.fuzzy == other.fuzzy
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -157,6 +174,7 @@ class ExampleTable(Sequence[ExampleResult]):
             raise IndexError("ExampleTable index out of range")
         scores = {k: _floats(v[idx], k in self._integer) for k, v in self.scores.items()}
         overlap, run = scores.get("overlap_fraction"), scores.get("longest_run")
+        fz = scores.get("fuzzy")
         out = []
         for j, e in enumerate(idx.tolist()):
             ngram = None
@@ -165,6 +183,9 @@ class ExampleTable(Sequence[ExampleResult]):
                 rn = None if run is None or run[j] is None else int(run[j])  # type: ignore[arg-type]
                 ngram = self.ngram.result(e, ov, rn)
             details = {k: rows[e] for k, rows in self.details.items() if e in rows}
+            fuzzy = None
+            if self.fuzzy is not None and fz is not None:
+                fuzzy = self.fuzzy.result(e, fz[j])
             out.append(
                 ExampleResult(
                     self.ids[e],
@@ -176,6 +197,7 @@ class ExampleTable(Sequence[ExampleResult]):
                     ngram,
                     details,
                     self.texts.get(e),
+                    fuzzy,
                 )
             )
         return out
@@ -199,6 +221,7 @@ class ExampleTable(Sequence[ExampleResult]):
             ngram=None if self.ngram is None else self.ngram.take(idx),
             details={k: pick(v) for k, v in self.details.items()},
             texts=pick(self.texts),
+            fuzzy=None if self.fuzzy is None else self.fuzzy.take(idx),
         )
 
     def with_texts(self, texts: Mapping[int, str]) -> ExampleTable:
@@ -214,6 +237,7 @@ class ExampleTable(Sequence[ExampleResult]):
             ngram=self.ngram,
             details=self.details,
             texts={**self.texts, **texts},
+            fuzzy=self.fuzzy,
         )
 
     # -- JSON, a slice at a time (see contam_cli.report.persist) --------------------------------
@@ -235,6 +259,8 @@ class ExampleTable(Sequence[ExampleResult]):
         cols.extend(_floats(self.scores[m.name][sel], m.integer) for m in self.methods)
         if self.ngram is not None:
             cols.extend(self.ngram.plain_columns(sel))
+        if self.fuzzy is not None:
+            cols.extend(self.fuzzy.plain_columns(sel))
         return cols
 
     def plain_dict(self, *values: Any) -> dict[str, Any]:
@@ -251,8 +277,12 @@ class ExampleTable(Sequence[ExampleResult]):
             "scores": {m.name: v for m, v in zip(methods, values[4 : 4 + k])},
             "details": {},
         }
+        at = 4 + k
         if self.ngram is not None:
-            d["details"]["ngram"] = NgramColumns.plain_dict(*values[4 + k :])
+            d["details"]["ngram"] = NgramColumns.plain_dict(*values[at : at + _NGRAM_VALUES])
+            at += _NGRAM_VALUES
+        if self.fuzzy is not None:
+            d["details"]["fuzzy"] = FuzzyColumns.plain_dict(*values[at:])
         return d
 
     def example_dict(self, e: int, redact: bool) -> dict[str, Any]:
@@ -265,6 +295,8 @@ class ExampleTable(Sequence[ExampleResult]):
         d["reasons"] = [r.to_dict() for r in reasons]
         if self.ngram is not None:
             d["details"]["ngram"] = self.ngram.to_dict(e, redact)
+        if self.fuzzy is not None:
+            d["details"]["fuzzy"] = self.fuzzy.to_dict(e, redact)
         for k, rows in self.details.items():
             if e in rows:
                 d["details"][k] = rows[e]

@@ -2,7 +2,8 @@
 
 These are plain frozen values. A report holds every example as columns (:mod:`.table`); an
 :class:`ExampleResult` is one example read out of them, with the n-gram detector's details as an
-:class:`NgramResult` and every other detector's as plain JSON values.
+:class:`NgramResult`, the fuzzy detector's as a :class:`FuzzyResult`, and every other
+detector's as plain JSON values.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from contam_cli.engine.evidence import Evidence
 __all__ = [
     "Direction",
     "ExampleResult",
+    "FuzzyMatch",
+    "FuzzyResult",
     "Method",
     "NgramResult",
     "Reason",
@@ -63,7 +66,7 @@ class Reason:
 
     rule: str
     """``min-overlap``, ``min-run``, ``zscore``, ``source-run``, ``source-overlap`` (ngram);
-    ``min-fuzzy`` (fuzzy); ``combined-zscore`` (report)."""
+    ``min-fuzzy``, ``source-fuzzy`` (fuzzy); ``combined-zscore`` (report)."""
     value: float
     threshold: float
     source: str | None = None
@@ -77,6 +80,10 @@ class Reason:
             return f"run {int(self.value)} >= {int(self.threshold)}{where}"
         if self.rule == "zscore":
             return f"z {self.value:.2f} >= {self.threshold:g}"
+        if self.rule == "min-fuzzy":  # NOTE: a global rule; its source is where the copy is
+            return f"fuzzy {self.value:.3f} >= {self.threshold:g}"
+        if self.rule == "source-fuzzy":
+            return f"fuzzy {self.value:.3f} >= {self.threshold:g}{where}"
         return f"{self.rule} {self.value:.3g} >= {self.threshold:g}{where}"
 
     def to_dict(self) -> dict[str, object]:
@@ -125,6 +132,71 @@ class NgramResult:
         return tuple(self.per_source)
 
 
+Pair = tuple[int, int, int, int, int, int]
+"""One matched token of a fuzzy alignment: (eval token, document token, eval character start,
+eval character end, document character start, document character end)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzyMatch:
+    """Where an example's best reworded copy sits in the corpus, and the words that matched.
+
+    Character offsets are in the eval example's text (``eval_char_*``, and the pairs' eval side)
+    and in the corpus document's text (``char_*``, the pairs' document side); -1 where that text
+    could not be read again.
+    """
+
+    source: str
+    path: str | None
+    line: int | None
+    """Line of the aligned span in a text file; of the record otherwise."""
+    record: int | None
+    doc_id: str | None
+    char_start: int
+    """The aligned span in the document's text: its first to its last matched token."""
+    char_end: int
+    doc_token: int
+    doc_token_end: int
+    """Token positions of the aligned span in the document (end: just past its last token)."""
+    eval_token: int
+    eval_token_end: int
+    """Token positions of the first and just past the last matched eval token."""
+    eval_char_start: int
+    eval_char_end: int
+    text: str | None
+    """The aligned span of the document (None when redacted or not readable)."""
+    pairs: tuple[Pair, ...]
+    """Every matched token, in eval order (see :data:`Pair`)."""
+    byte_offset: int | None = field(default=None, compare=False)
+    """Start of the document's record in its file (not in the JSON: for ``clean --fuzzy``)."""
+
+    @property
+    def length(self) -> int:
+        """Document tokens in the aligned span."""
+        return self.doc_token_end - self.doc_token
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzyResult:
+    """What the fuzzy (reworded-leak) detector measured of one example."""
+
+    scorable: bool
+    """At least ``min_tokens`` tokens (an example shorter is unscorable, never clean)."""
+    score: float | None
+    """Alignment score / the example's total rarity weight (1.0: verbatim); None: unscorable."""
+    aligned_fraction: float | None
+    """Eval tokens matched / eval tokens."""
+    identity: float | None
+    """Matched tokens / alignment columns (matches, mismatches, gaps)."""
+    per_source: dict[str, float] = field(default_factory=dict)
+    """Each source's own best score, for the sources where something aligned."""
+    evidence: FuzzyMatch | None = None
+
+    @property
+    def best_source(self) -> str | None:
+        return None if self.evidence is None else self.evidence.source
+
+
 @dataclass(frozen=True, slots=True)
 class ExampleResult:
     """Everything a report says of one eval example."""
@@ -144,6 +216,8 @@ class ExampleResult:
     text: str | None = None
     """The example's text, kept for the examples a reviewer will look at (those that matched
     something) so the leaked span can be shown in place; None otherwise and when redacted."""
+    fuzzy: FuzzyResult | None = None
+    """The fuzzy detector's details (None when it did not run)."""
 
     @property
     def flagged(self) -> bool:

@@ -33,7 +33,7 @@ from contam_cli.engine.match import DocBatch
 from contam_cli.errors import UsageError
 from contam_cli.text import Tokenizer, TokenStream
 
-__all__ = ["FuzzyAccumulator"]
+__all__ = ["FuzzyAccumulator", "trace_candidate"]
 
 _NO_ORDER = np.iinfo(np.int64).max
 
@@ -130,7 +130,7 @@ class FuzzyAccumulator:
     ) -> None:
         """Trace back the picked candidates and keep their evidence."""
         pen = self.config.penalties()
-        found = {k: _trace(index, cands, k, y, pen, kernels) for k in picks.tolist()}
+        found = {k: trace_candidate(index, cands, k, y, pen, kernels) for k in picks.tolist()}
         # NOTE: one pass over each document for the offsets of all of its picks' tokens.
         by_doc = picks[np.argsort(cands.doc[picks], kind="stable")]
         docs = cands.doc[by_doc]
@@ -190,7 +190,7 @@ class FuzzyAccumulator:
         return build_results(index, self.best_h, self.best_order, self.evidence)
 
 
-def _trace(
+def trace_candidate(
     index: FuzzyIndex,
     cands: Candidates,
     k: int,

@@ -16,11 +16,13 @@ from dataclasses import dataclass, fields
 
 from contam_cli.errors import UsageError
 
-__all__ = ["SCALE", "FuzzyConfig"]
+__all__ = ["DEFAULT_MIN_FUZZY", "SCALE", "FuzzyConfig"]
 
 #: Weights and penalties are integers in units of 1/SCALE of the heaviest weight, so the
 #: alignment is exact integer arithmetic: every implementation gives the same scores and ties.
 SCALE = 1000
+#: The default flag threshold (``--min-fuzzy``), from a measured null: see FuzzyConfig.min_fuzzy.
+DEFAULT_MIN_FUZZY = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +68,7 @@ class FuzzyConfig:
     """Penalty per token inserted or deleted."""
     swap: float = 0.1
     """Penalty of a transposition: two neighbours in the other order both count as matched."""
-    min_fuzzy: float = 0.5
+    min_fuzzy: float = DEFAULT_MIN_FUZZY
     """Flag an example whose score reaches this. Chosen from a null distribution of real text
     (scripts/fuzzy_eval.py null): the highest score of 2,960 clean paragraphs of the Python and
     PostgreSQL documentation (sharing no 8-gram with the corpus) against 137-139 MB of other

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from contam_cli._version import __version__
@@ -19,6 +20,7 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import NothingScoredError, UsageError
 from contam_cli.features.clean.cut import CutRule, Mode, _Context, _plan_batch
 from contam_cli.features.clean.edits import _Edit, _Unit
+from contam_cli.features.clean.fuzzy import check_fuzzy, describe_cut, fuzzy_cut, scan_for_clean
 from contam_cli.features.clean.layout import (
     CorpusArg,
     _check_targets,
@@ -35,7 +37,7 @@ from contam_cli.features.clean.rewrite import (
     _read_all,
     _rebuild_array,
 )
-from contam_cli.features.scan import ProgressFn, index_eval, load_eval, scan
+from contam_cli.features.scan import ProgressFn, index_eval
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.formats import format_of
@@ -96,7 +98,7 @@ class CorpusCleanResult:
     config: dict[str, Any]
     eval_inputs: list[dict[str, Any]]
     report: Report | None = None
-    """The scan report when only flagged examples' n-grams were used (``flagged_only``)."""
+    """The scan report, when there was a scan (``flagged_only``, or the fuzzy detector on)."""
 
     @property
     def totals(self) -> dict[str, int]:
@@ -145,7 +147,9 @@ def clean_corpus(
     """Write the corpus minus every eval n-gram's neighbourhood into the directory `output`.
 
     By default every n-gram of every scorable eval example counts (any collision is removed);
-    ``flagged_only`` first scans and keeps only the n-grams of flagged examples. The output mirrors
+    ``flagged_only`` first scans and keeps only the n-grams of flagged examples. With the fuzzy
+    detector on (``ScanOptions.fuzzy``) every alignment of those examples scoring at least
+    ``min_fuzzy`` (a reworded copy) is cut as well (see :mod:`.fuzzy`). The output mirrors
     the input layout (relative paths, formats, compression); files without a change are copied
     byte for byte; the manifest (default ``output/.contam-manifest.json``) lists per file the
     documents kept, cut and dropped and the text bytes removed.
@@ -163,35 +167,33 @@ def clean_corpus(
         if not flagged_only:
             raise UsageError("a report of a corpus clean needs flagged_only (it is the scan)")
         check_target(report_path, inputs)
+    check_fuzzy(eval, opts, policy)
     tk = Tokenizer(opts.norm)
     report = None
     if flagged_only:
-        records, eval_inputs = load_eval(eval, opts)
-        scanned = eval if _eval_paths(eval) else records
-        report = scan(
-            scanned, sources, policy=policy, options=opts, progress=progress, executor=executor
+        records, eval_inputs, report = scan_for_clean(
+            eval, sources, opts, policy, progress, executor
         )
-        if not report.scorable_mask().any():
-            raise NothingScoredError(
-                f"no eval example could be scored (all shorter than n={opts.n}): nothing "
-                "was checked, nothing written"
-            )
-        records = [r for r, hit in zip(records, report.flagged_mask().tolist()) if hit]
+        hits = report.flagged_mask()
+        fuzzy = fuzzy_cut(eval, records, opts, policy, tk, hits)
+        records = [r for r, hit in zip(records, hits.tolist()) if hit]
         index = build_eval_index([r.text for r in records], opts.n, opts.norm, tk)
     else:
         records, eval_inputs, index = index_eval(eval, opts, tk)  # texts never all in memory
+        fuzzy = fuzzy_cut(eval, None, opts, policy, tk, np.ones(len(records), dtype=bool))
     if not flagged_only and not len(index.grams):
         raise NothingScoredError(
             f"no eval example has an n-gram (all shorter than n={opts.n}): nothing to remove, "
             "nothing written"
         )
-    ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs))
+    ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs), fuzzy)
     config = {
         **opts.describe(),
         **rule.describe(),
         "ngrams": "flagged" if flagged_only else "all",
         "eval_examples": len(records),
         "eval_ngrams_distinct": int(len(index.grams)),
+        **describe_cut(fuzzy),
     }
     inside = _relative_inside(manifest_path, outdir)
     with output_group() as stack:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -12,6 +13,7 @@ from contam_cli.engine import match_chunk
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.errors import ContamError, UsageError
 from contam_cli.features.clean.edits import _PIECE_JOIN, _Edit, _edit_object, _removed, _Unit
+from contam_cli.features.clean.fuzzy import FuzzyCut
 from contam_cli.io import TextSpec
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer, token_spans
 
@@ -62,26 +64,33 @@ class _Context:
     norm: NormConfig
     chunk_bytes: int
     inputs: tuple[Path, ...]
+    fuzzy: FuzzyCut | None = None
+    """Reworded copies to cut besides the n-gram windows (see :mod:`.fuzzy`); None: off."""
 
 
 def _plan_batch(batch: list[_Unit], fmt: str, ctx: _Context, tk: Tokenizer) -> list[_Edit | None]:
     """The edit of every record of one batch (None: unchanged), checked against the index."""
     edits: list[_Edit | None] = [None] * len(batch)
     found = match_chunk(ctx.index, tk, [u.rec.text.encode("utf-8") for u in batch])
-    if found is None:
+    extra = ctx.fuzzy.spans(tk, [u.rec.text for u in batch]) if ctx.fuzzy is not None else {}
+    if found is None and not extra:
         return edits
     if fmt == "parquet":
         raise UsageError(
             f"{batch[0].rec.locator.path}: clean cannot rewrite .parquet corpus files yet "
             "(leave the file out with --exclude, or convert it to JSONL)"
         )
-    hits = found[0]
-    order = np.lexsort((hits.doc_pos, hits.doc))
-    doc, pos = hits.doc[order], hits.doc_pos[order]
-    starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
-    for a, b in zip(starts, np.r_[starts[1:], len(doc)]):
-        d = int(doc[a])
-        edits[d] = _edit_record(batch[d], np.unique(pos[a:b]), fmt, ctx)
+    positions: dict[int, np.ndarray] = {}
+    if found is not None:
+        hits = found[0]
+        order = np.lexsort((hits.doc_pos, hits.doc))
+        doc, pos = hits.doc[order], hits.doc_pos[order]
+        starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
+        for a, b in zip(starts, np.r_[starts[1:], len(doc)]):
+            positions[int(doc[a])] = np.unique(pos[a:b])
+    none = np.zeros(0, dtype=np.int64)
+    for d in sorted({*positions, *extra}):
+        edits[d] = _edit_record(batch[d], positions.get(d, none), fmt, ctx, extra.get(d, ()))
     _drop_unclean(edits, batch, ctx, tk)
     return edits
 
@@ -89,13 +98,15 @@ def _plan_batch(batch: list[_Unit], fmt: str, ctx: _Context, tk: Tokenizer) -> l
 def _drop_unclean(
     edits: list[_Edit | None], batch: list[_Unit], ctx: _Context, tk: Tokenizer
 ) -> None:
-    """Drop every record whose cleaned text still holds an eval n-gram (formed by a join)."""
+    """Drop every record whose cleaned text still holds an eval n-gram (formed by a join), or a
+    reworded copy the fuzzy cut would cut."""
     owners = [k for k, e in enumerate(edits) if e is not None for _ in e.checks]
-    texts = [t.encode("utf-8") for e in edits if e is not None for t in e.checks]
-    found = match_chunk(ctx.index, tk, texts) if texts else None
-    if found is None:
-        return
-    for d in np.unique(found[0].doc).tolist():
+    checks = [t for e in edits if e is not None for t in e.checks]
+    found = match_chunk(ctx.index, tk, [t.encode("utf-8") for t in checks]) if checks else None
+    unclean = set(np.unique(found[0].doc).tolist()) if found is not None else set()
+    if ctx.fuzzy is not None and checks:
+        unclean.update(ctx.fuzzy.spans(tk, checks))
+    for d in sorted(unclean):
         k = owners[d]
         edits[k] = _dropped(batch[k].rec.text)
 
@@ -104,11 +115,17 @@ def _dropped(text: str) -> _Edit:
     return _Edit([], [], len(text.encode("utf-8")))
 
 
-def _edit_record(unit: _Unit, positions: np.ndarray, fmt: str, ctx: _Context) -> _Edit:
+def _edit_record(
+    unit: _Unit,
+    positions: np.ndarray,
+    fmt: str,
+    ctx: _Context,
+    extra: Sequence[tuple[int, int]] = (),
+) -> _Edit:
     text = unit.rec.text
     if ctx.rule.mode == "drop-doc":
         return _dropped(text)
-    kept = _kept_spans(text, positions, ctx.index.n, ctx.rule, ctx.norm)
+    kept = _kept_spans(text, positions, ctx.index.n, ctx.rule, ctx.norm, extra)
     if kept is None:
         return _dropped(text)
     if fmt == "txt":
@@ -122,22 +139,35 @@ def _edit_record(unit: _Unit, positions: np.ndarray, fmt: str, ctx: _Context) ->
 
 
 def _kept_spans(
-    text: str, positions: np.ndarray, n: int, rule: CutRule, norm: NormConfig = DEFAULT_NORM
+    text: str,
+    positions: np.ndarray,
+    n: int,
+    rule: CutRule,
+    norm: NormConfig = DEFAULT_NORM,
+    extra: Sequence[tuple[int, int]] = (),
 ) -> list[tuple[int, int]] | None:
     """Character ranges of `text` left after the cut rule; None when the document is dropped.
 
-    `positions` are the token positions of the matched n-gram windows.
+    `positions` are the token positions of the matched n-gram windows; `extra`, character spans
+    cut the same way (a reworded leak's aligned span).
 
     >>> t = "aaaa bbbb. x y z. cccc dddd"
     >>> [t[a:b] for a, b in _kept_spans(t, np.array([2]), 3, CutRule(window=4, min_piece=4))]
     ['aaaa', 'dddd']
+    >>> rule = CutRule(window=0, min_piece=4)
+    >>> [t[a:b] for a, b in _kept_spans(t, np.zeros(0, np.int64), 3, rule, extra=[(11, 16)])]
+    ['aaaa bbbb.', '. cccc dddd']
     """
     spans = np.array(token_spans(text, norm), dtype=np.int64).reshape(-1, 2)
-    if len(positions) == 0 or int(positions.max()) + n > len(spans):
+    bad = len(positions) and int(positions.max()) + n > len(spans)
+    if (len(positions) == 0 and not extra) or bad:
         return None  # NOTE: the tokenizers disagree on this text; drop rather than guess.
+    if any(not 0 <= x <= y <= len(text) for x, y in extra):
+        return None  # NOTE: a span that does not fit this text: drop rather than guess.
     starts, ends = spans[:, 0], spans[:, 1]
-    a = np.maximum(starts[positions] - rule.window, 0)
-    b = np.minimum(ends[positions + n - 1] + rule.window, len(text))
+    more = np.array(extra, dtype=np.int64).reshape(-1, 2)
+    a = np.maximum(np.r_[starts[positions], more[:, 0]] - rule.window, 0)
+    b = np.minimum(np.r_[ends[positions + n - 1], more[:, 1]] + rule.window, len(text))
     ia = np.searchsorted(starts, a, side="left") - 1  # the token starting before a, if any
     a = np.where((ia >= 0) & (ends[np.maximum(ia, 0)] > a), starts[np.maximum(ia, 0)], a)
     ib = np.searchsorted(starts, b, side="left") - 1
