@@ -6,7 +6,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -88,16 +87,6 @@ IgnoreCommonOpt = Annotated[
 FormatOpt = Annotated[
     BenchFormat, typer.Option("--format", "-f", metavar="FORMAT", help="markdown or json.")
 ]
-OutputOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        metavar="PATH",
-        help="Write here (atomically) instead of stdout.",
-        show_default=False,
-    ),
-]
 
 
 def bench_command(
@@ -110,7 +99,7 @@ def bench_command(
     detectors: DetectorsOpt = None,
     ignore_common: IgnoreCommonOpt = 20,
     fmt: FormatOpt = BenchFormat.markdown,
-    output: OutputOpt = None,
+    output: c.StdoutFileOpt = None,
     progress: c.ProgressOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:

@@ -52,6 +52,7 @@ from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c
     RolesOpt,
     SarifOpt,
     SourceOpt,
+    StdoutFileOpt,
     ThresholdOpt,
     ThresholdsOpt,
 )

@@ -126,15 +126,6 @@ LevelsOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[ImpactFormat, typer.Option("--format", "-f", help="What to write.")]
-OutputOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write to this file (atomically) instead of stdout.",
-        show_default=False,
-    ),
-]
 
 
 def impact_command(
@@ -150,7 +141,7 @@ def impact_command(
     seed: SeedOpt = 0,
     levels: LevelsOpt = None,
     fmt: FormatOpt = ImpactFormat.table,
-    output: OutputOpt = None,
+    output: c.StdoutFileOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
     """Score on the clean subset beside the full score, with bootstrap intervals.

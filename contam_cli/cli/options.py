@@ -213,3 +213,13 @@ SarifOpt = Annotated[
         show_default=False,
     ),
 ]
+StdoutFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="Write to this file (atomically) instead of stdout.",
+        show_default=False,
+    ),
+]

@@ -80,15 +80,6 @@ MethodNameOpt = Annotated[
     ),
 ]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to write.")]
-OutputOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write to this file (atomically) instead of stdout.",
-        show_default=False,
-    ),
-]
 BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of each AUC interval.")
 ]
@@ -106,7 +97,7 @@ def report_command(
     top: TopOpt = 20,
     method_name: MethodNameOpt = None,
     fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
+    output: c.StdoutFileOpt = None,
     report: c.ReportOpt = None,
     bootstrap: BootstrapOpt = 1000,
     seed: SeedOpt = 0,
