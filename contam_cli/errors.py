@@ -48,14 +48,13 @@ class IndexMismatchError(ContamError):
 class MissingExtraError(ContamError):
     """An optional dependency is missing; the message names the extra to install."""
 
-    def __init__(self, module: str, extra: str) -> None:
-        self.module, self.extra = module, extra
-        super().__init__(
-            f'this needs the optional dependency {module!r}: pip install "contam-cli[{extra}]"'
-        )
+    def __init__(self, module: str, extra: str, path: str | None = None) -> None:
+        self.module, self.extra, self.path = module, extra, path
+        needs = f'needs the optional dependency {module!r}: pip install "contam-cli[{extra}]"'
+        super().__init__(f"{path}: this {needs}" if path else f"this {needs}")
 
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        return (type(self), (self.module, self.extra))
+    def __reduce__(self) -> tuple[type, tuple[str, str, str | None]]:
+        return (type(self), (self.module, self.extra, self.path))
 
 
 class NothingScoredError(ContamError):

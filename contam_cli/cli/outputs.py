@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from contam_cli.errors import NothingScoredError, UsageError
+from contam_cli.io.inputs import name_paths
 from contam_cli.io.output import atomic_writer, check_target, output_group
 from contam_cli.render import OutputFormat, render
 from contam_cli.render.table import render_table
@@ -64,7 +65,8 @@ def require_scored(report: Report) -> None:
         if "boilerplate" in report.config:
             why += ", or every n-gram ignored as boilerplate"
         raise NothingScoredError(
-            f"no eval example could be scored ({why}): nothing was checked; lower -n or check "
+            f"{name_paths(report.eval_paths())}no eval example could be scored ({why}): nothing "
+            "was checked; lower -n or check "
             "--field"
         )
 

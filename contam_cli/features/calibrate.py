@@ -46,7 +46,7 @@ from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.eval_side import load_eval
 from contam_cli.features.scan import CorpusScan, resolve_sources, scan_corpus
 from contam_cli.io.formats import format_of
-from contam_cli.io.inputs import classify
+from contam_cli.io.inputs import classify, name_paths
 from contam_cli.io.model import Record
 from contam_cli.io.output import atomic_writer
 from contam_cli.policy.rules import SourceThreshold
@@ -104,6 +104,7 @@ def calibrate(
             percentile,
             min_run,
             _fuzzy_scores(done),
+            name_paths(classify(controls, what="controls").paths),
         )
         if fh is not None:
             assert done.doc_freq is not None and done.full_index is not None
@@ -205,18 +206,19 @@ def _thresholds(
     q: float,
     min_run: int | None,
     fuzzy: np.ndarray | None = None,
+    where: str = "",
 ) -> dict[str, SourceThreshold]:
     """Per source, its thresholds from the (source, control) matched counts and runs (and fuzzy
-    scores, NaN where unscorable)."""
+    scores, NaN where unscorable); `where` starts the errors (the controls' files)."""
     scorable = index.scorable & (index.total_ngrams > 0)
     if not scorable.any():
         raise UsageError(
-            f"none of the {index.n_examples} controls has an n-gram at n={index.n} (fewer than "
-            f"{index.n} tokens): supply longer controls or lower n"
+            f"{where}none of the {index.n_examples} controls has an n-gram at n={index.n} "
+            f"(fewer than {index.n} tokens): supply longer controls or lower n"
         )
     if fuzzy is not None and not (scorable & ~np.isnan(fuzzy).all(axis=0)).any():
         raise UsageError(
-            f"none of the {index.n_examples} controls is long enough for the fuzzy detector "
+            f"{where}none of the {index.n_examples} controls is long enough for the fuzzy detector "
             "(and has an n-gram): supply longer controls"
         )
     total = np.maximum(index.total_ngrams, 1)

@@ -253,7 +253,7 @@ def _scan_index(
             "--ignore-common counts documents in a corpus; with --index use --ignore-from"
         )
     header = load_header(index)
-    header.check(opts.n, opts.norm)
+    header.check(opts.n, opts.norm, index)
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
     _check_roles(eval, [], opts)
     verified = header.verify(index) if verify else None

@@ -18,7 +18,7 @@ def parquet_records(src: FileSource) -> Iterator[Record]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise MissingExtraError("pyarrow", "parquet") from None
+        raise MissingExtraError("pyarrow", "parquet", str(src.path)) from None
     try:
         batches = pq.ParquetFile(src.path).iter_batches(batch_size=4096)
         index = 0
@@ -36,7 +36,7 @@ def arrow_records(src: FileSource) -> Iterator[Record]:
     try:
         import pyarrow as pa
     except ImportError:
-        raise MissingExtraError("pyarrow", "parquet") from None
+        raise MissingExtraError("pyarrow", "parquet", str(src.path)) from None
     try:
         with pa.memory_map(str(src.path)) as source:
             try:

@@ -28,7 +28,7 @@ from contam_cli.io.discover import check_regular
 from contam_cli.io.extract import TextSpec, extract_text, find_id
 from contam_cli.io.model import Locator, Record
 
-__all__ = ["Input", "as_record", "classify"]
+__all__ = ["Input", "as_record", "classify", "name_paths"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,19 @@ class Input:
 
     paths: tuple[Path, ...] = ()
     memory: Iterable[Any] | None = None
+
+
+def name_paths(paths: Sequence[str | os.PathLike[str]]) -> str:
+    """The inputs an error is about, for its start: ``""`` when they were in memory.
+
+    >>> name_paths(["a.jsonl"]), name_paths(["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"])
+    ('a.jsonl: ', 'a.jsonl, b.jsonl, c.jsonl and 1 more: ')
+    """
+    if not paths:
+        return ""
+    shown = ", ".join(str(p) for p in paths[:3])
+    more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+    return f"{shown}{more}: "
 
 
 def classify(value: object, *, what: str) -> Input:

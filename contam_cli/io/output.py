@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import errno
 import gzip
 import io
 import lzma
@@ -19,7 +20,15 @@ from typing import IO, Any, Literal, cast
 from contam_cli.errors import MissingExtraError, OutputError
 from contam_cli.io.model import StrPath
 
-__all__ = ["atomic_writer", "check_target", "output_group", "write_atomic"]
+__all__ = [
+    "WRITE_ERRNOS",
+    "atomic_writer",
+    "check_parents",
+    "check_target",
+    "output_group",
+    "sync_tree",
+    "write_atomic",
+]
 
 _COMPRESSION = (".gz", ".bz2", ".xz", ".zst")
 
@@ -83,6 +92,26 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def sync_tree(directory: Path) -> None:
+    """Flush every file below `directory` (and the directories) to disk, before a staged
+    directory is renamed into place: a crash after the rename then cannot leave it short. A
+    full disk shows here as an OSError."""
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(root))
+
+
+#: errno values that mean the output could not be written (not that an input is bad).
+WRITE_ERRNOS = frozenset(
+    e for e in (errno.ENOSPC, getattr(errno, "EDQUOT", None), errno.EFBIG, errno.EROFS) if e
+)
 
 
 def _close_quietly(stream: IO[Any]) -> None:
@@ -159,14 +188,21 @@ def check_target(path: StrPath, inputs: Sequence[StrPath] = ()) -> Path:
     if target.exists() and not target.is_file():
         # NOTE: a device or FIFO: replacing it by a rename would destroy it, not write to it.
         raise OutputError(f"{path}: is not a regular file; write the output to a file")
-    for parent in target.parents:
+    check_parents(path)
+    return target
+
+
+def check_parents(path: StrPath) -> None:
+    """OutputError unless `path` (a file or a directory to make) can be created: its nearest
+    existing parent must be a directory this process may write in (``afile/out`` is refused
+    naming both, before any work)."""
+    for parent in Path(path).resolve().parents:
         if parent.exists():
             if not parent.is_dir():
                 raise OutputError(f"{path}: cannot create it, {parent} is not a directory")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise OutputError(f"{path}: cannot write in {parent} (permission denied)")
-            break
-    return target
+            return
 
 
 def _make_parents(directory: Path, path: StrPath) -> list[Path]:

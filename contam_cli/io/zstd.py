@@ -29,7 +29,10 @@ class ZstdReader(io.RawIOBase):
         try:
             import zstandard
         except ImportError:
-            raise MissingExtraError("zstandard", "zstd") from None
+            name = getattr(raw, "name", None)
+            raise MissingExtraError(
+                "zstandard", "zstd", name if isinstance(name, str) else None
+            ) from None
         self._zstd = zstandard
         self._raw = raw
         self._obj: Any = None

@@ -64,6 +64,13 @@ class Report:
                 return m
         raise KeyError(name)
 
+    def eval_paths(self) -> list[str]:
+        """The eval files this report read (none when the examples came from memory)."""
+        given = self.inputs.get("eval")
+        if not isinstance(given, list):
+            return []
+        return [e["path"] for e in given if isinstance(e, dict) and isinstance(e.get("path"), str)]
+
     def flagged_mask(self) -> np.ndarray:
         """Per example (in input order): flagged."""
         return self.examples.flagged

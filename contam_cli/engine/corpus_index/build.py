@@ -21,6 +21,7 @@ from contam_cli.engine.shards import Source
 from contam_cli.errors import OutputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
+from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
 from contam_cli.text import HASH_NAME, NormConfig, Tokenizer
 
 __all__ = ["build_corpus_index"]
@@ -123,11 +124,16 @@ def build_corpus_index(
         (tmp / "header.json").write_bytes(
             orjson.dumps(header.to_dict(), option=orjson.OPT_INDENT_2)
         )
+        sync_tree(tmp)
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:
+            raise OutputError(
+                f"{out}: cannot write the index ({e.strerror or e}); nothing was written"
+            ) from None
         raise
     return header
 
@@ -138,6 +144,7 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
         rp = Path(p).resolve()
         if resolved == rp or rp.is_relative_to(resolved) or resolved.is_relative_to(rp):
             raise OutputError(f"{out}: refusing to write the index over or inside an input ({p})")
+    check_parents(out)
     if out.exists():
         if not force:
             raise OutputError(f"{out}: already exists; pass --force to replace it")

@@ -44,8 +44,9 @@ class IndexHeader:
             "sources": self.sources,
         }
 
-    def check(self, n: int, norm: NormConfig) -> None:
-        """Raise IndexMismatchError unless this index answers for n-grams of size n under norm."""
+    def check(self, n: int, norm: NormConfig, where: Path | str | None = None) -> None:
+        """Raise IndexMismatchError unless this index answers for n-grams of size n under norm
+        (`where`: the index directory, named in the message)."""
         problems = []
         if self.format not in _READS:
             problems.append(f"format {self.format} (this contam reads {INDEX_FORMAT})")
@@ -56,7 +57,8 @@ class IndexHeader:
         if self.normalization != norm.describe():
             problems.append(f"normalization {self.normalization} (asked for {norm.describe()})")
         if problems:
-            raise IndexMismatchError("the index was built with " + "; ".join(problems))
+            prefix = f"{where}: " if where is not None else ""
+            raise IndexMismatchError(f"{prefix}the index was built with " + "; ".join(problems))
 
     def verify(self, root: Path) -> bool:
         """Check every corpus file's sha256 against the one recorded at build time; raise

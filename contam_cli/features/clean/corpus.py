@@ -41,6 +41,7 @@ from contam_cli.features.scan import ProgressFn, index_eval
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.formats import format_of
+from contam_cli.io.inputs import name_paths
 from contam_cli.io.output import atomic_writer, check_target, output_group, write_atomic
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report, write_json
@@ -183,7 +184,8 @@ def clean_corpus(
         fuzzy = fuzzy_cut(eval, None, opts, policy, tk, np.ones(len(records), dtype=bool))
     if not flagged_only and not len(index.grams):
         raise NothingScoredError(
-            f"no eval example has an n-gram (all shorter than n={opts.n}): nothing to remove, "
+            f"{name_paths(_eval_paths(eval))}no eval example has an n-gram "
+            f"(all shorter than n={opts.n}): nothing to remove, "
             "nothing written"
         )
     ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs), fuzzy)

@@ -24,6 +24,7 @@ from contam_cli.features.clean.rewrite import _Cursor, _LineSink, _read_all, _re
 from contam_cli.features.scan import ProgressFn, scan
 from contam_cli.io import detect_format, open_binary, read_eval
 from contam_cli.io.formats import StrPath as PathLike
+from contam_cli.io.inputs import name_paths
 from contam_cli.io.model import Record
 from contam_cli.io.output import atomic_writer, check_target, output_group
 from contam_cli.policy import FlagPolicy
@@ -87,7 +88,8 @@ def clean_eval(
     report = scan(paths, sources, policy=policy, options=opts, progress=progress, executor=executor)
     if not report.scorable_mask().any():
         raise NothingScoredError(
-            f"no eval example could be scored (all {len(report.examples)} shorter than "
+            f"{name_paths(report.eval_paths())}no eval example could be scored "
+            f"(all {len(report.examples)} shorter than "
             f"n={opts.n}): nothing was checked, nothing written"
         )
     records = read_eval(paths, opts.eval_spec, opts.include, opts.exclude)

@@ -30,6 +30,7 @@ from contam_cli.errors import NothingScoredError, UsageError
 from contam_cli.features.clean.layout import _eval_paths
 from contam_cli.features.fuzzy_report import check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.scan import ProgressFn, load_eval, scan
+from contam_cli.io.inputs import name_paths
 from contam_cli.io.model import Record
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report
@@ -110,7 +111,8 @@ def scan_for_clean(
     )
     if not report.scorable_mask().any():
         raise NothingScoredError(
-            f"no eval example could be scored (all shorter than n={opts.n}): nothing "
+            f"{name_paths(report.eval_paths())}no eval example could be scored "
+            f"(all shorter than n={opts.n}): nothing "
             "was checked, nothing written"
         )
     return records, eval_inputs, report

@@ -16,6 +16,7 @@ from contam_cli.errors import ArgumentError, OutputError, UsageError
 from contam_cli.io import iter_files
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.inputs import classify
+from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
 
 CorpusArg = PathLike | Sequence[PathLike] | Mapping[str, PathLike | Sequence[PathLike]]
 
@@ -104,6 +105,7 @@ def _check_targets(
                 raise OutputError(
                     f"{targets[k]}: refusing to replace a directory holding the input {item}"
                 )
+        check_parents(targets[k])
         if directory and t.exists() and not t.is_dir():
             raise OutputError(f"{targets[k]}: exists and is not a directory")
         if directory and t.is_dir() and any(t.iterdir()) and not force:
@@ -123,9 +125,17 @@ def _staged_dir(target: Path, force: bool, inputs: list[Path]) -> Iterator[Path]
     try:
         os.chmod(stage, 0o777 & ~_umask())  # NOTE: mkdtemp's 0700 would surprise users.
         yield stage
+        sync_tree(stage)
         _commit(stage, final, force)
-    except BaseException:
+    except BaseException as e:
         shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(e, OutputError) and str(stage) in str(e):
+            # NOTE: the staging directory is an implementation detail; name what the user gave.
+            raise OutputError(str(e).replace(str(stage), str(target))) from None
+        if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:
+            raise OutputError(
+                f"{target}: cannot write ({e.strerror or e}); nothing was written"
+            ) from None
         raise
 
 

@@ -10,7 +10,7 @@ import orjson
 
 from contam_cli.detectors.providers.base import Provider
 from contam_cli.engine.options import ScanOptions
-from contam_cli.errors import ArgumentError, OutputError, UsageError
+from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.probe.assemble import build_report
 from contam_cli.features.probe.methods import DEFAULT_METHODS, Entry, Plan
 from contam_cli.features.probe.provider import open_provider
@@ -19,6 +19,7 @@ from contam_cli.features.scan import load_eval
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record, StrPath
+from contam_cli.io.output import check_target
 from contam_cli.report import Report, save_report
 from contam_cli.text import DEFAULT_NORM
 
@@ -154,11 +155,8 @@ def _score_all(
 
 
 def refuse_inputs(targets: Iterable[StrPath], inputs: Iterable[StrPath]) -> None:
-    """OutputError when a file about to be written is an input or lies inside an input
-    directory (checked before any work; the atomic writers check again when they write)."""
-    sources = [(item, Path(item).resolve()) for item in inputs]
+    """OutputError when a file about to be written cannot be (an input, inside an input
+    directory, below a file...: :func:`check_target`), checked before any work."""
+    given = list(inputs)
     for target in targets:
-        path = Path(target).resolve()
-        for item, source in sources:
-            if path == source or (source.is_dir() and path.is_relative_to(source)):
-                raise OutputError(f"{target}: refusing to write over or inside the input {item}")
+        check_target(target, given)
