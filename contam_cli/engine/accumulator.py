@@ -9,7 +9,9 @@ import numpy as np
 
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.evidence import Evidence, RunOffsets, make_evidence
-from contam_cli.engine.match import ChunkRuns, DocBatch, match_chunk
+from contam_cli.engine.match import ChunkRuns, DocBatch, match_chunk, match_window
+from contam_cli.engine.windows import LONG_DOC_BYTES, Window, iter_windows
+from contam_cli.io.model import Record
 from contam_cli.text import NormConfig, Tokenizer
 
 __all__ = ["Accumulator"]
@@ -46,9 +48,24 @@ class Accumulator:
         self.text_bytes = np.zeros(s, dtype=np.int64)
 
     def add_batch(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
-        """Match one batch of documents and keep what improves the results."""
+        """Match one batch of documents and keep what improves the results (documents longer
+        than LONG_DOC_BYTES window by window, see :mod:`contam_cli.engine.windows`)."""
         self.documents[batch.source] += len(batch.raw)
         self.text_bytes[batch.source] += sum(len(r) for r in batch.raw)
+        # NOTE: only a real tokenizer: a shared stream (both detectors) is already whole.
+        long = [d for d, r in enumerate(batch.raw) if len(r) > LONG_DOC_BYTES]
+        if long and isinstance(tk, Tokenizer):
+            short = [d for d in range(len(batch.raw)) if d not in set(long)]
+            for docs in ([short] if short else []) + [[d] for d in long]:
+                part = batch.subset(docs)
+                if len(docs) == 1 and docs[0] in long:
+                    self._add_windows(index, tk, part)
+                else:
+                    self._add(index, tk, part)
+            return
+        self._add(index, tk, batch)
+
+    def _add(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
         found = match_chunk(index, tk, batch.raw)
         if found is None:
             return
@@ -56,8 +73,32 @@ class Accumulator:
         self.matched[batch.source, hits.grams] = True
         self._offer(batch, runs, tk.norm)
 
-    def _offer(self, batch: DocBatch, runs: ChunkRuns, norm: NormConfig) -> None:
+    def _add_windows(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
+        """Batch `batch` of one long document, window by window."""
+        overlap = int(index.n_tokens.max(initial=0)) + index.n
+        doc = _LongDoc(batch)
+        for win in iter_windows(batch.raw[0], tk, overlap):
+            found = match_window(index, tk, win.raw, win.stream)
+            if found is None:
+                continue
+            hits, runs = found
+            self.matched[batch.source, hits.grams] = True
+            self._offer(batch.window(win.raw), runs, tk.norm, win, doc)
+
+    def _offer(
+        self,
+        batch: DocBatch,
+        runs: ChunkRuns,
+        norm: NormConfig,
+        win: Window | None = None,
+        doc: _LongDoc | None = None,
+    ) -> None:
+        """Keep the runs that improve the results (`win`: the batch is that window of the one
+        long document `doc`; positions and offsets are shifted to the document's)."""
         s = batch.source
+        local = runs
+        if win is not None:
+            runs = replace(runs, doc_pos=runs.doc_pos + win.token_base)
         order = batch.order[runs.doc]
         cur_len, cur_ord, cur_pos = (
             self.best_len[s, runs.example],
@@ -71,13 +112,19 @@ class Accumulator:
         picks = np.flatnonzero(better)
         offsets = None
         if runs.words is not None and len(picks):
-            offsets = RunOffsets(runs, picks, batch.raw, norm)
+            offsets = RunOffsets(local, picks, batch.raw, norm)
         for j, k in enumerate(picks.tolist()):
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
             self.best_order[s, e] = order[k]
             self.best_pos[s, e] = runs.doc_pos[k]
-            rec = batch.record(d)
+            rec = batch.record(d) if doc is None else doc.record()
+            span = None
+            if offsets is not None and win is None:
+                span = offsets.char_range(j, rec.text)
+            elif offsets is not None and win is not None and doc is not None and doc.same_text():
+                a, b = offsets.char_range_of_bytes(j)
+                span = (a + win.char_base, b + win.char_base)
             ev = make_evidence(
                 rec,
                 self.source_names[s],
@@ -85,7 +132,7 @@ class Accumulator:
                 int(runs.eval_pos[k]),
                 int(runs.length[k]),
                 self.redact,
-                span=offsets.char_range(j, rec.text) if offsets is not None else None,
+                span=span,
                 norm=norm,
             )
             if batch.range_lines is not None:
@@ -137,3 +184,34 @@ class Accumulator:
         if self.n_sources == 1:
             return index.distinct_per_example(self.matched[0])
         return index.distinct_per_example(np.asarray(self.matched.any(axis=0)))
+
+
+class _LongDoc:
+    """The one document of a windowed batch: its record, built once, and whether the record's
+    text is the bytes that were tokenized (checked once, not per window)."""
+
+    def __init__(self, batch: DocBatch) -> None:
+        self.batch = batch
+        self._record: Record | None = None
+        self._same: bool | None = None
+
+    def record(self) -> Record:
+        if self._record is None:
+            self._record = self.batch.record(0)
+        return self._record
+
+    def same_text(self) -> bool:
+        if self._same is None:
+            self._same = _encodes_to(self.record().text, self.batch.raw[0])
+        return self._same
+
+
+def _encodes_to(text: str, raw: bytes, step: int = 1 << 22) -> bool:
+    """``text.encode() == raw``, a piece at a time (a long document is not copied whole)."""
+    done = 0
+    for i in range(0, len(text), step):
+        piece = text[i : i + step].encode("utf-8", "surrogatepass")
+        if raw[done : done + len(piece)] != piece:
+            return False
+        done += len(piece)
+    return done == len(raw)

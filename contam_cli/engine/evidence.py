@@ -96,6 +96,12 @@ class RunOffsets:
         # microseconds, against the hundreds token_range takes).
         if text.encode("utf-8", "surrogatepass") != raw:
             return None
+        return self.char_range_of_bytes(j)
+
+    def char_range_of_bytes(self, j: int) -> tuple[int, int]:
+        """``(char_start, char_end)`` of picked run `j` in the text its bytes decode to (the
+        caller knows the record's text is that text)."""
+        raw = self.raw[self.doc[j]]
         if raw.isascii():  # every word is ASCII and every byte a character
             return self.start[0][j], self.end[1][j]
         out = []

@@ -26,7 +26,7 @@ import numpy as np
 
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.io.model import Record
-from contam_cli.text import Tokenizer, WordLayout
+from contam_cli.text import Tokenizer, TokenStream, WordLayout
 
 __all__ = [
     "ChunkHits",
@@ -36,6 +36,7 @@ __all__ = [
     "best_runs",
     "iter_batches",
     "match_chunk",
+    "match_window",
 ]
 
 #: Documents are ordered by (file ordinal, position in file); a file holds < 2**40 bytes of records.
@@ -55,6 +56,25 @@ class DocBatch:
     """Document d's full Record, built on demand (only documents that become evidence need it)."""
     range_lines: tuple[tuple[str, int], list[int]] | None = None
     """For a byte-range shard: the range (path, start) and each document's range-relative line."""
+
+    def subset(self, docs: list[int]) -> DocBatch:
+        """The batch of documents `docs` (indices) alone."""
+        lines = None
+        if self.range_lines is not None:
+            key, every = self.range_lines
+            lines = (key, [every[d] for d in docs])
+        record = self.record
+        return DocBatch(
+            self.source,
+            [self.raw[d] for d in docs],
+            self.order[docs],
+            lambda i: record(docs[i]),
+            lines,
+        )
+
+    def window(self, raw: bytes) -> DocBatch:
+        """This batch of one document with `raw`, a window of it, as its text."""
+        return DocBatch(self.source, [raw], self.order, self.record, self.range_lines)
 
 
 def iter_batches(
@@ -106,7 +126,15 @@ def match_chunk(
     index: EvalIndex, tk: Tokenizer, raw: list[bytes]
 ) -> tuple[ChunkHits, ChunkRuns] | None:
     """Find every eval n-gram in `raw` documents and the best exact run per example."""
-    stream = tk.tokens(raw)
+    return match_window(index, tk, raw, tk.tokens(raw))
+
+
+def match_window(
+    index: EvalIndex, tk: Tokenizer, raw: list[bytes] | bytes, stream: TokenStream
+) -> tuple[ChunkHits, ChunkRuns] | None:
+    """:func:`match_chunk` of documents `raw` (or one document's bytes) already tokenized."""
+    if isinstance(raw, bytes):
+        raw = [raw]
     grams, win = tk.ngrams(stream, index.n)
     hit, uidx = index.lookup(grams, accel=tk.kernels is not None)
     if len(hit) == 0:

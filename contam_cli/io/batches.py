@@ -13,7 +13,7 @@ import orjson
 from contam_cli.errors import InputError
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary
-from contam_cli.io.lines import iter_lines, line_span, parse_line, seek_line_start
+from contam_cli.io.lines import BIG_LINE, iter_lines, line_span, parse_line, seek_line_start
 from contam_cli.io.model import Locator, Record
 from contam_cli.io.readers import iter_records
 from contam_cli.io.source import FileSource
@@ -111,7 +111,9 @@ def _jsonl_text_batches(
             if not raw or raw.isspace():
                 continue
             text: object = None
-            if fast and offset:  # NOTE: offset 0 may start with a BOM: the full reader strips it
+            # NOTE: offset 0 may start with a BOM: the full reader strips it; and it parses a big
+            # line with less memory than orjson.
+            if fast and offset and len(raw) <= BIG_LINE:
                 try:
                     obj = loads(raw)
                 except orjson.JSONDecodeError:

@@ -179,6 +179,12 @@ class Tokenizer:
         self._no_words = np.zeros(0, dtype=np.int64)  # an empty list of word indices
 
     @property
+    def separator_table(self) -> bytes:
+        """The byte translation this tokenizer applies first: every separator byte becomes
+        0x20 (a document cut there tokenizes as the two halves do)."""
+        return self._table
+
+    @property
     def kernels(self) -> Any:
         """The compiled kernels this tokenizer uses (None: the numpy path)."""
         return self._k

@@ -1,0 +1,145 @@
+"""Long documents are matched in overlapping windows (engine.windows) with exactly the results of a
+whole-document pass: matched n-grams, longest runs, their positions, evidence offsets and text,
+on both tokenizer paths, whatever the window size; the windows themselves cover the document's
+tokens at the right offsets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import contam_cli.engine.accumulator as accumulator
+import contam_cli.engine.windows as windows
+from contam_cli import scan
+from contam_cli.engine.windows import iter_windows
+from contam_cli.text import Tokenizer, token_range
+
+# Words that exercise the tokenizer: ASCII, casefolding that splits (İ), CJK (one token per
+# character), combining marks, NFKC expansions into several tokens (½, the ligature ﬁ, ﷽).
+WORDS = [
+    "alpha", "beta", "gamma", "delta", "Epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    "İstanbul", "日本語", "café", "e\u0301te\u0301", "½", "ﬁne", "\ufdfd", "x2", "42",
+]  # fmt: skip
+SEPARATORS = [" ", " ", " ", ", ", "\n", " - ", "... "]
+
+
+def _document(rng: np.random.Generator, words: int) -> str:
+    picks = rng.integers(0, len(WORDS), size=words)
+    seps = rng.integers(0, len(SEPARATORS), size=words)
+    return "".join(WORDS[w] + SEPARATORS[s] for w, s in zip(picks, seps)).strip()
+
+
+def _examples(rng: np.random.Generator, doc: str, k: int) -> list[str]:
+    """`k` eval examples: pieces of the document (leaks, of many lengths), one not in it."""
+    words = doc.split()
+    out = []
+    for _ in range(k):
+        a = int(rng.integers(0, max(1, len(words) - 3)))
+        b = min(len(words), a + int(rng.integers(3, 40)))
+        out.append(" ".join(words[a:b]))
+    out.append("nothing of this sentence is anywhere in that document at all")
+    return out
+
+
+def _scan_json(eval_path: Path, corpus: Any, n: int, accel: bool) -> bytes:
+    report = scan(str(eval_path), corpus, n=n, jobs=1, accel=accel)
+    return orjson.dumps(report.example_dicts())
+
+
+def _write_eval(path: Path, texts: list[str]) -> Path:
+    path.write_bytes(
+        b"".join(orjson.dumps({"id": f"e{i}", "text": t}) + b"\n" for i, t in enumerate(texts))
+    )
+    return path
+
+
+@pytest.mark.parametrize("accel", [True, False], ids=["kernels", "numpy"])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    words=st.integers(50, 400),
+    window=st.integers(16, 400),
+    n=st.integers(2, 6),
+)
+def test_windows_give_the_whole_document_results(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    accel: bool,
+    seed: int,
+    words: int,
+    window: int,
+    n: int,
+) -> None:
+    rng = np.random.default_rng(seed)
+    doc = _document(rng, words)
+    eval_path = _write_eval(tmp_path / f"eval-{seed}.jsonl", _examples(rng, doc, 6))
+    corpus = tmp_path / f"corpus-{seed}.jsonl"
+    corpus.write_bytes(
+        orjson.dumps({"text": "a short one beside it"}) + b"\n" + orjson.dumps({"text": doc})
+    )
+    whole = _scan_json(eval_path, str(corpus), n, accel)
+    whole_in_memory = _scan_json(eval_path, [doc], n, accel)  # streamed in this process
+    monkeypatch.setattr(accumulator, "LONG_DOC_BYTES", 0)
+    monkeypatch.setattr(windows, "WINDOW_BYTES", window)
+    assert _scan_json(eval_path, str(corpus), n, accel) == whole
+    assert _scan_json(eval_path, [doc], n, accel) == whole_in_memory
+
+
+def test_a_run_across_a_window_edge_keeps_its_length_and_offsets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    filler = " ".join(f"w{i}" for i in range(3000))
+    leak = "the quick brown fox jumps over the lazy dog near İstanbul at dawn"
+    doc = f"{filler} {leak} {filler}"
+    eval_path = _write_eval(tmp_path / "eval.jsonl", [leak])
+    [whole] = scan(str(eval_path), [doc], n=5, jobs=1).examples
+    assert whole.longest_run == 14  # İstanbul is two tokens (i, stanbul)
+    monkeypatch.setattr(accumulator, "LONG_DOC_BYTES", 1000)
+    for window in range(len(filler) - 20, len(filler) + 80, 7):  # edges all through the leak
+        monkeypatch.setattr(windows, "WINDOW_BYTES", window)
+        [ex] = scan(str(eval_path), [doc], n=5, jobs=1).examples
+        assert ex == whole
+        ev = ex.evidence
+        assert ev is not None
+        assert doc[ev.char_start : ev.char_end] == leak == ev.text
+        assert ev.doc_token == 3000
+
+
+@pytest.mark.parametrize("overlap", [1, 5, 30])
+def test_windows_hold_the_document_tokens_at_their_offsets(overlap: int) -> None:
+    rng = np.random.default_rng(overlap)
+    doc = _document(rng, 500)
+    tk = Tokenizer()
+    raw = doc.encode()
+    every = tk.tokens([raw]).hashes
+    last_end = 0
+    previous: windows.Window | None = None
+    for win in iter_windows(raw, tk, overlap, window_bytes=100):
+        got = win.stream.hashes
+        assert np.array_equal(got, every[win.token_base : win.token_base + len(got)])
+        assert raw[win.byte_base : win.byte_base + len(win.raw)] == win.raw
+        assert len(doc.encode()[: win.byte_base].decode()) == win.char_base
+        if previous is not None:  # consecutive windows share at least `overlap` tokens
+            assert previous.token_base + len(previous.stream.hashes) - win.token_base >= overlap
+        previous = win
+        last_end = win.token_base + len(got)
+    assert last_end == len(every)
+    # A run's offsets in a window, shifted, are the document's (token_range is the definition).
+    assert previous is not None
+    a, b = token_range(doc, previous.token_base, previous.token_base + 2)
+    assert a >= previous.char_base and b <= previous.char_base + len(previous.raw.decode())
+
+
+def test_a_document_without_separators_is_taken_whole() -> None:
+    tk = Tokenizer()
+    raw = ("日本語" * 2000).encode()
+    [win] = list(iter_windows(raw, tk, 3, window_bytes=64))
+    assert win.raw == raw and win.token_base == 0
