@@ -19,7 +19,8 @@ from contam_cli.errors import UsageError
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
 from contam_cli.features.clean import Mode as CutMode
 from contam_cli.features.scan import ProgressFn
-from contam_cli.io import iter_files
+from contam_cli.io.discover import list_files
+from contam_cli.io.remote import Url
 from contam_cli.render.clean import render_corpus_summary, render_eval_summary
 
 
@@ -169,7 +170,7 @@ def clean_command(
             config={"command": "clean", "target": target.value},
             outputs=eo.clean_outputs if target is Target.corpus else None,
             ray_runtime_env=ray_runtime_env,
-            inputs=[*eval_paths, *(p for ps in sources.values() for p in ps)],
+            inputs=[*eval_paths, *c.local_paths(sources)],
         )
         with c.progress_bar(progress, total, "cleaning") as bar:
             tick = cast(ProgressFn | None, bar)
@@ -206,9 +207,7 @@ def clean_command(
                 )
         if result.report is not None:
             c.print_warnings(result.report)
-            ci.append_step_summary(
-                result.report, [*eval_paths, *(p for ps in sources.values() for p in ps)]
-            )
+            ci.append_step_summary(result.report, [*eval_paths, *c.local_paths(sources)])
         verdict = c.EXIT_FOUND if result.changed and not no_fail else c.EXIT_CLEAN
         with c.stdout_guard(verdict):
             if isinstance(result, EvalCleanResult):
@@ -239,10 +238,10 @@ def _check_options(
             raise UsageError(f"{report}: the report must not overlap the other outputs")
 
 
-def _corpus_bytes(sources: dict[str, list[Path]], opts: ScanOptions) -> int:
+def _corpus_bytes(sources: dict[str, list[Path | Url]], opts: ScanOptions) -> int:
     return sum(
         f.stat().st_size
         for ps in sources.values()
         for p in ps
-        for f in iter_files(p, opts.include, opts.exclude)
+        for f in list_files(p, opts.include, opts.exclude)
     )

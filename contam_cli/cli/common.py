@@ -66,6 +66,7 @@ from contam_cli.engine.fuzzy.config import DEFAULT_MIN_FUZZY
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.io import TextSpec
+from contam_cli.io.remote import Url, is_url
 from contam_cli.policy import FlagPolicy
 from contam_cli.policy.thresholds import load_thresholds
 from contam_cli.report import Report
@@ -81,19 +82,31 @@ def norm_config(no_nfkc: bool, no_casefold: bool) -> NormConfig:
     return NormConfig(nfkc=not no_nfkc, casefold=not no_casefold)
 
 
-def corpus_argument(corpus: list[Path] | None, sources: list[str] | None) -> dict[str, list[Path]]:
-    """--corpus paths form the source 'corpus'; --source NAME=PATH adds named sources."""
-    out: dict[str, list[Path]] = {}
+def corpus_argument(
+    corpus: list[str] | None, sources: list[str] | None
+) -> dict[str, list[Path | Url]]:
+    """--corpus paths form the source 'corpus'; --source NAME=PATH adds named sources; a URL
+    (s3://...) stays a URL."""
+    out: dict[str, list[Path | Url]] = {}
     if corpus:
-        out["corpus"] = list(corpus)
+        out["corpus"] = [_location(p) for p in corpus]
     for spec in sources or ():
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             raise UsageError(f"--source expects NAME=PATH, got {spec!r}")
-        out.setdefault(name, []).append(Path(path))
+        out.setdefault(name, []).append(_location(path))
     if not out:
         raise UsageError("no corpus given: use --corpus PATH or --source NAME=PATH")
     return out
+
+
+def _location(value: str) -> Path | Url:
+    return Url(value) if is_url(value) else Path(value)
+
+
+def local_paths(sources: dict[str, list[Path | Url]]) -> list[Path]:
+    """The corpus paths on this machine: the inputs that no output may overwrite."""
+    return [p for ps in sources.values() for p in ps if isinstance(p, Path)]
 
 
 def flag_policy(

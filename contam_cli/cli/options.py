@@ -18,12 +18,13 @@ EvalArg = Annotated[
     ),
 ]
 CorpusOpt = Annotated[
-    list[Path] | None,
+    list[str] | None,
     typer.Option(
         "--corpus",
         "-c",
         metavar="PATH",
-        help="Corpus file or directory (repeatable; together one source named 'corpus').",
+        help="Corpus file, directory or URL such as s3://bucket/prefix/ (repeatable; together "
+        "one source named 'corpus').",
         show_default=False,
     ),
 ]

@@ -14,7 +14,7 @@ from contam_cli.cli import engine_options as eo
 from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.errors import UsageError
 from contam_cli.features.scan import scan
-from contam_cli.io import iter_files
+from contam_cli.io.discover import list_files
 from contam_cli.render import OutputFormat
 
 FormatOpt = Annotated[
@@ -124,7 +124,7 @@ def scan_command(
             fuzzy=FuzzyConfig() if fuzzy else None,
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
-        inputs = [*eval_paths, *(p for ps in sources.values() for p in ps)]
+        inputs = [*eval_paths, *c.local_paths(sources)]
         if index is not None:
             inputs.append(index)
         outputs = c.Outputs(report=report, html=html, sarif=sarif, inputs=inputs)
@@ -142,7 +142,7 @@ def scan_command(
             f.stat().st_size
             for ps in sources.values()
             for p in ps
-            for f in iter_files(p, opts.include, opts.exclude)
+            for f in list_files(p, opts.include, opts.exclude)
         )
         total *= b.passes(ignore_common)
         if index is not None and (engine is not eo.Engine.local or checkpoint is not None):

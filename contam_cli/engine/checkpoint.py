@@ -40,6 +40,7 @@ from contam_cli.engine.executor import Executor
 from contam_cli.engine.shards import Shard
 from contam_cli.errors import ArgumentError, OutputError, UsageError
 from contam_cli.io.output import write_atomic
+from contam_cli.io.remote import RemoteFile
 
 __all__ = ["MARKER", "Checkpointed", "config_key", "task_key"]
 
@@ -124,7 +125,7 @@ def task_key(task: Any) -> str:
     if isinstance(task, Shard):
         items = ";".join(f"{o}:{p}:{r}:{_stat(p)}" for o, p, r in task.items)
         return f"{task.key} [{items}]"
-    if isinstance(task, tuple) and task and isinstance(task[0], (str, Path)):
+    if isinstance(task, tuple) and task and isinstance(task[0], (str, Path, RemoteFile)):
         rest = " ".join(str(x) for x in task[1:2])
         return f"{task[0]} {rest} [{_stat(task[0])}]"
     key = getattr(task, "key", task)
@@ -133,7 +134,9 @@ def task_key(task: Any) -> str:
     raise ArgumentError(f"task_key: no stable key for a {type(task).__name__}; pass key=")
 
 
-def _stat(path: str | Path) -> str:
+def _stat(path: str | Path | RemoteFile) -> str:
+    if isinstance(path, RemoteFile):
+        return path.version  # NOTE: the listed size and ETag: a changed object runs again
     try:
         st = os.stat(path)
     except OSError:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from contam_cli.engine.executor import Executor
 from contam_cli.errors import ArgumentError, ContamError, MissingExtraError
+from contam_cli.io.remote import RemoteFile
 
 __all__ = ["RayExecutor", "runtime_env_for", "task_name"]
 
@@ -89,7 +90,7 @@ def task_name(task: Any) -> str:
     key = getattr(task, "key", None)
     if isinstance(key, str):
         return key
-    if isinstance(task, (tuple, list)) and task and isinstance(task[0], (str, Path)):
+    if isinstance(task, (tuple, list)) and task and isinstance(task[0], (str, Path, RemoteFile)):
         return str(task[0])
     text = repr(task)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -20,6 +20,7 @@ from contam_cli.engine.match import ORDER_FILE_SHIFT, DocBatch
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.model import Record
+from contam_cli.io.remote import RemoteFile
 
 __all__ = ["MIN_SHARD_BYTES", "SHARD_BYTES", "Shard", "Source", "plan_shards", "shard_batches"]
 
@@ -31,10 +32,11 @@ MIN_SHARD_BYTES = 8 << 20
 
 @dataclass(frozen=True)
 class Source:
-    """A named corpus: files on disk, or any iterable of texts/records (streamed once)."""
+    """A named corpus: files on disk (or remote objects), or any iterable of texts/records
+    (streamed once)."""
 
     name: str
-    paths: tuple[Path, ...] = ()
+    paths: tuple[Path | RemoteFile, ...] = ()
     stream: Iterable[str | Record | dict[str, Any]] | None = None
 
     def on_disk(self) -> Source:
@@ -47,8 +49,9 @@ class Shard:
     """Files, or one byte range of a file, of one source."""
 
     source: int
-    items: tuple[tuple[int, str, tuple[int, int] | None], ...]
-    """(file ordinal within the source, path, byte range or None for the whole file)."""
+    items: tuple[tuple[int, str | RemoteFile, tuple[int, int] | None], ...]
+    """(file ordinal within the source, path or remote object, byte range or None for the whole
+    file)."""
     size: int
     """Bytes on disk it covers (for progress)."""
 
@@ -65,19 +68,21 @@ def plan_shards(s: int, src: Source) -> list[Shard]:
     """The shards of source number `s`."""
     sizes = [f.stat().st_size for f in src.paths]
     target = min(SHARD_BYTES, max(MIN_SHARD_BYTES, sum(sizes) // 32))
-    items: list[tuple[int, str, tuple[int, int] | None, int]] = []
+    items: list[tuple[int, str | RemoteFile, tuple[int, int] | None, int]] = []
     for ordinal, (f, size) in enumerate(zip(src.paths, sizes)):
+        # NOTE: a remote object travels as itself: workers check it against its listing.
+        ref = f if isinstance(f, RemoteFile) else str(f)
         if size > target and f.suffix in (".jsonl", ".ndjson"):
             pieces = -(-size // target)
             step = -(-size // pieces)
             items.extend(
-                (ordinal, str(f), (a, min(a + step, size)), min(step, size - a))
+                (ordinal, ref, (a, min(a + step, size)), min(step, size - a))
                 for a in range(0, size, step)
             )
         else:
-            items.append((ordinal, str(f), None, size))
+            items.append((ordinal, ref, None, size))
     shards: list[Shard] = []
-    group: list[tuple[int, str, tuple[int, int] | None]] = []
+    group: list[tuple[int, str | RemoteFile, tuple[int, int] | None]] = []
     size_sum = 0
     for ordinal, path, rng, size in items:
         group.append((ordinal, path, rng))
@@ -104,7 +109,7 @@ def shard_batches(
             order = np.array(tb.offsets, dtype=np.int64)
             if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
                 order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
-            ranged = ((path, rng[0]), tb.lines) if rng is not None else None
+            ranged = ((str(path), rng[0]), tb.lines) if rng is not None else None
             yield DocBatch(sh.source, tb.texts, order + base, tb.record, ranged)
         if rng is not None:
-            range_lines[(path, rng[0])] = lines_read[0] if lines_read else 0
+            range_lines[(str(path), rng[0])] = lines_read[0] if lines_read else 0

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -28,9 +28,10 @@ from contam_cli.features.eval_side import eval_warnings, index_eval, load_eval
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import ngram_report
-from contam_cli.io.discover import iter_files, sha256_file
+from contam_cli.io.discover import iter_files, list_files, sha256_file
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
+from contam_cli.io.remote import RemoteFile, url_parts
 from contam_cli.io.roles import check_roles
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report
@@ -166,7 +167,9 @@ def scan_corpus(
         suppression = suppress(eval_index, opts, doc_freq)
         eval_index = suppression.index
     _trim_heap()  # the build's freed temporaries, before worker processes copy this process
-    hashing = _Hashing([p for s in sources for p in s.paths] if opts.hash_corpus else [])
+    # NOTE: remote objects are recorded by size and ETag: a sha256 would read them once more.
+    local = [p for s in sources for p in s.paths if isinstance(p, Path)]
+    hashing = _Hashing(local if opts.hash_corpus else [])
     try:
         acc = run_corpus(
             eval_index,
@@ -194,14 +197,15 @@ def _check_fuzzy_thresholds(policy: FlagPolicy, opts: ScanOptions) -> None:
         check(opts.describe()["fuzzy"])
 
 
-def _check_roles(eval: Any, corpus_files: list[Path], opts: ScanOptions) -> None:
+def _check_roles(eval: Any, corpus_files: list[Path | RemoteFile], opts: ScanOptions) -> None:
     """``--roles`` must name roles the inputs' chat turns have (eval and corpus together)."""
     roles = tuple(dict.fromkeys((*(opts.eval_spec.roles or ()), *(opts.corpus_spec.roles or ()))))
     if not roles:
         return
     given = classify(eval, what="eval")
     eval_files = [f for p in given.paths for f in iter_files(p, opts.include, opts.exclude)]
-    check_roles([*eval_files, *corpus_files], roles, "inputs")
+    # NOTE: check_roles reads a RemoteFile as it reads a path (detect_format, open_binary).
+    check_roles(cast("list[Path]", [*eval_files, *corpus_files]), roles, "inputs")
 
 
 def _check_rereadable(sources: list[Source]) -> None:
@@ -323,7 +327,12 @@ def resolve_sources(corpus: Any, opts: ScanOptions) -> list[Source]:
 
 
 def _source(name: str, value: object, opts: ScanOptions) -> Source:
-    given = classify(value, what="corpus" if name == "corpus" else f"source {name!r}")
+    what = "corpus" if name == "corpus" else f"source {name!r}"
+    parts = url_parts(value, what)
+    if parts is not None:  # URLs (and paths beside them)
+        found = (f for p in parts for f in list_files(p, opts.include, opts.exclude))
+        return Source(name, tuple(found))
+    given = classify(value, what=what)
     if given.memory is not None:
         return Source(name, stream=given.memory)
     files = [f for p in given.paths for f in iter_files(p, opts.include, opts.exclude)]
@@ -347,7 +356,9 @@ def describe_sources(
         {
             "source": src.name,
             "files": [
-                {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
+                p.describe()
+                if isinstance(p, RemoteFile)
+                else {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
                 for p in src.paths
             ],
             "streamed": src.stream is not None,

@@ -12,10 +12,11 @@ import orjson
 
 from contam_cli.errors import InputError
 from contam_cli.io.extract import TextSpec
-from contam_cli.io.formats import StrPath, detect_format, open_binary
+from contam_cli.io.formats import StrPath, detect_format, open_binary, open_raw
 from contam_cli.io.lines import BIG_LINE, iter_lines, line_span, parse_line, seek_line_start
 from contam_cli.io.model import Locator, Record
 from contam_cli.io.readers import iter_records
+from contam_cli.io.remote import RemoteFile
 from contam_cli.io.source import FileSource
 
 __all__ = ["TextBatch", "iter_text_batches"]
@@ -41,7 +42,7 @@ class TextBatch:
 
 
 def iter_text_batches(
-    path: StrPath,
+    path: StrPath | RemoteFile,
     *,
     spec: TextSpec = TextSpec(),
     byte_range: tuple[int, int] | None = None,
@@ -56,7 +57,10 @@ def iter_text_batches(
     receives the number of lines read from a JSONL file (in byte-range mode: the lines starting
     inside the range, so that the counts of earlier ranges turn range lines into file lines).
     """
-    src = FileSource(str(path), "corpus", spec, Path(path).name)
+    if isinstance(path, RemoteFile):
+        src = FileSource(path.url, "corpus", spec, path.name, remote=path)
+    else:
+        src = FileSource(str(path), "corpus", spec, Path(path).name)
     fmt = detect_format(path)
     if fmt == "jsonl":
         yield from _jsonl_text_batches(src, byte_range, chunk_bytes, line_count)
@@ -92,11 +96,11 @@ def _jsonl_text_batches(
 ) -> Iterator[TextBatch]:
     ranged = byte_range is not None
     if byte_range is not None:
-        fh: BinaryIO = open(src.path, "rb")  # noqa: SIM115 - closed below
+        fh: BinaryIO = open_raw(src.target)  # closed below
         start = seek_line_start(fh, byte_range[0], src.path)
         limit = byte_range[1]
     else:
-        fh, start, limit = open_binary(src.path), 0, sys.maxsize
+        fh, start, limit = open_binary(src.target), 0, sys.maxsize
     fast = not src.spec.fields and src.spec.id_field is None
     loads = orjson.loads
     count = 0

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from contam_cli.errors import InputError
 from contam_cli.io.formats import StrPath, format_of
+from contam_cli.io.remote import RemoteFile, is_url, list_objects
 
-__all__ = ["check_regular", "iter_files", "sha256_file"]
+__all__ = ["check_regular", "iter_files", "list_files", "sha256_file"]
 
 # Metadata files that Hugging Face `Dataset.save_to_disk` writes beside its .arrow shards.
 _HF_METADATA = ("state.json", "dataset_info.json", "dataset_dict.json")
@@ -99,12 +100,55 @@ def iter_files(
         and not _matches(rel, exclude)
     )
     if not rels:
-        raise InputError(
-            path,
-            "no input files found (looked for .jsonl, .json, .txt, .ndjson, "
-            ".parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst)",
-        )
+        raise InputError(path, _NOTHING_FOUND)
     return [root / rel for rel in rels]
+
+
+_NOTHING_FOUND = (
+    "no input files found (looked for .jsonl, .json, .txt, .ndjson, "
+    ".parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst)"
+)
+
+
+def list_files(
+    path: StrPath, include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> list[Path | RemoteFile]:
+    """:func:`iter_files`, and for a URL (:mod:`contam_cli.io.remote`) the objects it names by
+    the same rules: the object itself, or the objects below a prefix, sorted by their path
+    below it, hidden names skipped, known formats only, filtered by the same globs."""
+    if not is_url(path):
+        return [*iter_files(path, include, exclude)]
+    single, objects = list_objects(str(path))
+    if single:
+        return [*objects]
+    by_rel = {o.rel: o for o in objects}
+    rels = sorted(
+        rel
+        for rel in _visible(list(by_rel))
+        if format_of(rel) is not None
+        and (not include or _matches(rel, include))
+        and not _matches(rel, exclude)
+    )
+    if not rels:
+        raise InputError(path, _NOTHING_FOUND)
+    return [by_rel[rel] for rel in rels]
+
+
+def _visible(rels: list[str]) -> list[str]:
+    """The object paths a directory walk would yield: none below or of a hidden name, and a
+    Hugging Face dataset's metadata files left out beside its .arrow shards (as in `_walk`)."""
+    shown = [r for r in rels if not any(_is_hidden(part) for part in r.split("/"))]
+    folders: dict[str, list[str]] = {}
+    for rel in shown:
+        folders.setdefault(rel.rpartition("/")[0], []).append(rel.rpartition("/")[2])
+    kept = []
+    for rel in shown:
+        folder, _, name = rel.rpartition("/")
+        names = folders[folder]
+        dataset = any(n.endswith(".arrow") for n in names) or "dataset_dict.json" in names
+        if not (dataset and name in _HF_METADATA):
+            kept.append(rel)
+    return kept
 
 
 def sha256_file(path: StrPath) -> str:

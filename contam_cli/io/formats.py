@@ -14,6 +14,7 @@ from typing import Any, BinaryIO, Literal, cast
 from contam_cli.errors import InputError
 from contam_cli.io.model import StrPath
 from contam_cli.io.output import split_compression
+from contam_cli.io.remote import RemoteFile, is_url, open_object
 from contam_cli.io.zstd import ZstdReader
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "detect_format",
     "format_of",
     "open_binary",
+    "open_raw",
     "read",
     "read_whole",
 ]
@@ -52,13 +54,13 @@ def format_of(name: str) -> Format | None:
     return fmt
 
 
-def detect_format(path: StrPath) -> Format:
+def detect_format(path: StrPath | RemoteFile) -> Format:
     """The format of ``path`` from its suffix, after stripping a compression suffix.
 
     >>> detect_format("train.ndjson.zst")
     'jsonl'
     """
-    fmt = format_of(Path(path).name)
+    fmt = format_of(path.name if isinstance(path, RemoteFile) else Path(path).name)
     if fmt is None:
         raise InputError(
             path,
@@ -148,14 +150,48 @@ def decompressing(raw: BinaryIO, compression: str) -> BinaryIO:
     return raw
 
 
-def open_binary(path: StrPath) -> BinaryIO:
+def open_binary(path: StrPath | RemoteFile) -> BinaryIO:
     """Open ``path`` for binary reading, decompressing .gz/.bz2/.xz/.zst on the fly."""
+    if isinstance(path, RemoteFile) or is_url(path):
+        return _remote_binary(path)
     p = Path(path)
     compression = split_compression(p.name)[1]
     if compression == ".gz":
         return cast(BinaryIO, gzip.open(p, "rb"))
     raw = open(p, "rb")  # noqa: SIM115 - closed by the reader
     try:
+        return decompressing(raw, compression)
+    except BaseException:
+        raw.close()
+        raise
+
+
+def open_raw(path: StrPath | RemoteFile) -> BinaryIO:
+    """The raw (still compressed) bytes of a file or a remote object, seekable: byte ranges."""
+    if isinstance(path, RemoteFile) or is_url(path):
+        return cast(BinaryIO, open_object(cast("RemoteFile | str", path)))
+    return open(path, "rb")  # noqa: SIM115 - closed by the reader
+
+
+class _OwningGzip(gzip.GzipFile):
+    """A GzipFile that closes the stream it reads (one of a path does; of a stream, not)."""
+
+    def close(self) -> None:
+        raw = cast("BinaryIO | None", self.fileobj)
+        try:
+            super().close()
+        finally:
+            if raw is not None:
+                raw.close()
+
+
+def _remote_binary(path: StrPath | RemoteFile) -> BinaryIO:
+    raw = open_raw(path)
+    name = path.name if isinstance(path, RemoteFile) else str(path).rsplit("/", 1)[-1]
+    compression = split_compression(name)[1]
+    try:
+        if compression == ".gz":
+            return cast(BinaryIO, _OwningGzip(fileobj=raw, mode="rb"))
         return decompressing(raw, compression)
     except BaseException:
         raw.close()

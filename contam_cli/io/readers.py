@@ -18,7 +18,7 @@ from contam_cli.errors import InputError, UsageError
 from contam_cli.io.columnar import arrow_records, parquet_records
 from contam_cli.io.discover import iter_files
 from contam_cli.io.extract import TextSpec
-from contam_cli.io.formats import Format, StrPath, detect_format, open_binary, read
+from contam_cli.io.formats import Format, StrPath, detect_format, open_binary, open_raw, read
 from contam_cli.io.jsonarray import iter_array_elements
 from contam_cli.io.lines import (
     BOM,
@@ -31,6 +31,7 @@ from contam_cli.io.lines import (
 )
 from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.output import split_compression
+from contam_cli.io.remote import RemoteFile
 from contam_cli.io.source import FileSource, Role
 
 __all__ = ["iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval"]
@@ -77,18 +78,18 @@ def _ranged_records(src: FileSource, fmt: Format, byte_range: tuple[int, int]) -
     start, end = byte_range
     if not 0 <= start <= end:
         raise ValueError(f"invalid byte range {byte_range}")
-    with open(src.path, "rb") as fh:
+    with open_raw(src.target) as fh:
         first = seek_line_start(fh, start, src.path)
         yield from _line_records(src, iter_lines(fh, first, src.path), fmt, end)
 
 
-def read_all(path: str) -> bytes:
+def read_all(path: str | RemoteFile) -> bytes:
     with open_binary(path) as fh:
-        return read(fh, -1, path, None)
+        return read(fh, -1, str(path), None)
 
 
 def _txt_document(src: FileSource) -> Iterator[Record]:
-    data = read_all(src.path)
+    data = read_all(src.target)
     start = 3 if data.startswith(BOM) else 0
     text = decode_whole(data, src.path)[1 if start else 0 :]
     if text.strip():
@@ -96,7 +97,7 @@ def _txt_document(src: FileSource) -> Iterator[Record]:
 
 
 def _json_records(src: FileSource) -> Iterator[Record]:
-    data = read_all(src.path)
+    data = read_all(src.target)
     elements = iter_array_elements(decode_whole(data, src.path), src.path, src.notes)
     for index, (obj, line, span) in enumerate(elements):
         where = (src.path, line)
@@ -110,6 +111,10 @@ def _file_records(src: FileSource, byte_range: tuple[int, int] | None) -> Iterat
         if compressed or not (fmt == "jsonl" or (fmt == "txt" and src.role == "eval")):
             raise ValueError(f"{src.path}: byte_range needs an uncompressed .jsonl or eval .txt")
         yield from _ranged_records(src, fmt, byte_range)
+    elif fmt in ("parquet", "arrow") and src.remote is not None:
+        raise InputError(
+            src.path, f"remote .{fmt} files are not read yet: copy them to a local directory"
+        )
     elif fmt == "parquet":
         yield from parquet_records(src)
     elif fmt == "arrow":
@@ -119,7 +124,7 @@ def _file_records(src: FileSource, byte_range: tuple[int, int] | None) -> Iterat
     elif fmt == "txt" and src.role == "corpus":
         yield from _txt_document(src)
     else:
-        with open_binary(src.path) as fh:
+        with open_binary(src.target) as fh:
             yield from _line_records(src, iter_lines(fh, 0, src.path), fmt, None)
 
 
@@ -137,7 +142,7 @@ def _read_file(src: FileSource, byte_range: tuple[int, int] | None = None) -> It
 
 
 def iter_records(
-    path: StrPath,
+    path: StrPath | RemoteFile,
     *,
     role: Role,
     spec: TextSpec = TextSpec(),
@@ -151,6 +156,9 @@ def iter_records(
     (counting earlier lines would mean reading them), spans stay absolute file offsets, a record
     without an id gets ``"@<offset>"`` instead of its line number, and an empty range is no error.
     """
+    if isinstance(path, RemoteFile):
+        yield from _read_file(FileSource(path.url, role, spec, path.name, remote=path), byte_range)
+        return
     if Path(path).is_dir():
         if byte_range is not None:
             raise ValueError(f"{path}: byte_range needs a file, not a directory")

@@ -7,6 +7,7 @@ from typing import Literal
 
 from contam_cli.io.extract import TextSpec, Where, extract_text, find_id
 from contam_cli.io.model import Locator, ReadNotes, Record
+from contam_cli.io.remote import RemoteFile
 
 __all__ = ["FileSource", "Role"]
 
@@ -27,6 +28,13 @@ class FileSource:
     """Prefix positional ids with ``name:`` (read_eval over several files)."""
     notes: ReadNotes | None = None
     """Where to note what was replaced while reading (None: not noted)."""
+    remote: RemoteFile | None = None
+    """The remote object `path` (its URL) names, checked against its listing when opened."""
+
+    @property
+    def target(self) -> str | RemoteFile:
+        """What to open: the remote object, else the path."""
+        return self.path if self.remote is None else self.remote
 
     def make(self, obj: object, where: Where, position: str, locator: Locator) -> Record:
         text = extract_text(obj, self.spec, where)

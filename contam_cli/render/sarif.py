@@ -37,6 +37,7 @@ import orjson
 
 from contam_cli.engine.evidence import Evidence
 from contam_cli.errors import ArgumentError
+from contam_cli.io.remote import is_url
 from contam_cli.render.html_parts import eval_span, norm_config
 from contam_cli.render.table import evidence_where, example_evidence
 from contam_cli.report import ExampleResult, FuzzyMatch, Reason, Report
@@ -343,7 +344,11 @@ def artifact_uri(path: str, base: Path) -> str:
     'data/my%20eval.jsonl'
     >>> artifact_uri("/repo/a.jsonl", Path("/repo")), artifact_uri("/x/a.jsonl", Path("/repo"))
     ('a.jsonl', 'file:///x/a.jsonl')
+    >>> artifact_uri("s3://bucket/corpus/a.jsonl", Path("/repo"))
+    's3://bucket/corpus/a.jsonl'
     """
+    if is_url(path):
+        return path
     full = os.path.normpath(os.path.join(os.path.abspath(base), path))
     rel = os.path.relpath(full, os.path.abspath(base))
     if rel.startswith(".."):

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from contam_cli.engine.evidence import Evidence
+from contam_cli.io.remote import is_url
 from contam_cli.render.combination import combination_lines
 from contam_cli.render.text import columns
 from contam_cli.report import ExampleResult, FuzzyMatch, Report
@@ -200,7 +201,9 @@ def evidence_where(ev: Evidence | FuzzyMatch | None) -> str:
 
 
 def short_path(path: str) -> str:
-    """A path relative to the working directory when it lies below it."""
+    """A path relative to the working directory when it lies below it (a URL as it is)."""
+    if is_url(path):
+        return path
     try:
         rel = os.path.relpath(path)
     except ValueError:

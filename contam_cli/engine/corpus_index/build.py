@@ -22,6 +22,7 @@ from contam_cli.errors import OutputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
+from contam_cli.io.remote import RemoteFile, is_url
 from contam_cli.text import HASH_NAME, NormConfig, Tokenizer
 
 __all__ = ["build_corpus_index"]
@@ -109,7 +110,9 @@ def build_corpus_index(
     `inputs`: the paths the user gave (directories too), which the output must stay out of.
     """
     out = Path(out)
-    inputs = [Path(p) for p in inputs] + [p for src in sources for p in src.paths]
+    # NOTE: a local index cannot be written over a remote input: only paths are checked.
+    local = [p for src in sources for p in src.paths if isinstance(p, Path)]
+    inputs = [Path(p) for p in inputs if not is_url(p)] + local
     _check_output(out, inputs, force)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -199,11 +202,19 @@ def _build_source(
         )
     return {
         "name": src.name,
-        "files": [file_entry(p, out) for p in src.paths],
+        "files": [_file_entry(p, out) for p in src.paths],
         "documents": n_docs,
         "ngrams": n_grams,
         "stored": stored,
     }
+
+
+def _file_entry(path: Path | RemoteFile, out: Path) -> dict[str, Any]:
+    """A corpus file as the header records it; a remote object by its URL, size and ETag (no
+    relpath, no sha256: hashing it would read it once more)."""
+    if isinstance(path, Path):
+        return file_entry(path, out)
+    return {**path.describe(), "relpath": None}
 
 
 def _write_sorted(buckets: _Buckets, stem: Path, positions: bool) -> int:

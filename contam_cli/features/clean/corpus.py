@@ -27,6 +27,7 @@ from contam_cli.features.clean.layout import (
     _corpus_groups,
     _eval_paths,
     _layout,
+    _local_inputs,
     _scan_options,
     _staged_dir,
 )
@@ -40,9 +41,10 @@ from contam_cli.features.clean.rewrite import (
 from contam_cli.features.scan import ProgressFn, index_eval
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
-from contam_cli.io.formats import format_of
+from contam_cli.io.formats import format_of, open_raw
 from contam_cli.io.inputs import name_paths
 from contam_cli.io.output import atomic_writer, check_target, output_group, write_atomic
+from contam_cli.io.remote import READ_BLOCK, RemoteFile
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report, write_json
 from contam_cli.text import Tokenizer
@@ -159,7 +161,7 @@ def clean_corpus(
     rule = CutRule(mode, window, min_piece, max_splits)
     sources = _corpus_groups(corpus)
     layout = _layout(sources, opts)
-    inputs = [*_eval_paths(eval), *(p for ps in sources.values() for p in ps)]
+    inputs = [*_eval_paths(eval), *_local_inputs(sources)]
     outdir = Path(output)
     manifest_path = Path(manifest) if manifest is not None else outdir / MANIFEST_NAME
     _check_targets([outdir], inputs, force=force, directory=True)
@@ -263,12 +265,12 @@ class _Counts:
         else:
             self.dropped += 1
 
-    def stats(self, src: Path, rel: str, fmt: str, written: bool) -> FileStats:
+    def stats(self, src: Path | RemoteFile, rel: str, fmt: str, written: bool) -> FileStats:
         return FileStats(str(src), rel if written else None, fmt, **asdict(self))
 
 
 def _clean_files(
-    layout: list[tuple[Path, str]],
+    layout: list[tuple[Path | RemoteFile, str]],
     stage: Path,
     ctx: _Context,
     executor: Executor | None,
@@ -283,12 +285,14 @@ def _clean_files(
     return list(executor.map(clean_task, ctx, tasks, on_done=on_done))
 
 
-def clean_task(ctx: _Context, task: tuple[Path, str, Path]) -> FileStats:
+def clean_task(ctx: _Context, task: tuple[Path | RemoteFile, str, Path]) -> FileStats:
     """The work function of a corpus clean: one file."""
     return _clean_file(*task, ctx, tokenizer(ctx.norm, None))
 
 
-def _clean_file(src: Path, rel: str, dest: Path, ctx: _Context, tk: Tokenizer) -> FileStats:
+def _clean_file(
+    src: Path | RemoteFile, rel: str, dest: Path, ctx: _Context, tk: Tokenizer
+) -> FileStats:
     """Clean one corpus file into `dest` (a copy of `src` when nothing in it changes)."""
     fmt = detect_format(src)
     counts = _Counts()
@@ -299,7 +303,9 @@ def _clean_file(src: Path, rel: str, dest: Path, ctx: _Context, tk: Tokenizer) -
     return counts.stats(src, rel, fmt, written)
 
 
-def _clean_lines(src: Path, dest: Path, ctx: _Context, tk: Tokenizer, counts: _Counts) -> bool:
+def _clean_lines(
+    src: Path | RemoteFile, dest: Path, ctx: _Context, tk: Tokenizer, counts: _Counts
+) -> bool:
     """A JSONL file, streamed: nothing is written until the first change, then the prefix is
     copied and every later record follows; an unchanged file is copied as it is."""
     with open_binary(src) as fh, ExitStack() as stack:
@@ -331,7 +337,7 @@ def _line_bytes(unit: _Unit, edit: _Edit | None) -> bytes | None:
     return b"\n".join(edit.units) if edit.units else None
 
 
-def _line_units(src: Path, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
+def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
     for rec in iter_records(src, role="corpus", spec=spec):
         assert rec.locator.span is not None
         a, b = rec.locator.span
@@ -341,7 +347,7 @@ def _line_units(src: Path, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
 
 
 def _clean_whole(
-    src: Path, dest: Path, fmt: str, ctx: _Context, tk: Tokenizer, counts: _Counts
+    src: Path | RemoteFile, dest: Path, fmt: str, ctx: _Context, tk: Tokenizer, counts: _Counts
 ) -> bool:
     """A JSON array, a one-document .txt file or a Parquet file, held in memory like the readers
     do; rewritten only when something changes."""
@@ -371,8 +377,12 @@ def _clean_whole(
     return True
 
 
-def _copy_file(src: Path, dest: Path) -> bool:
+def _copy_file(src: Path | RemoteFile, dest: Path) -> bool:
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(src, RemoteFile):
+        with open_raw(src) as fh, open(dest, "wb") as out:
+            shutil.copyfileobj(fh, out, READ_BLOCK)
+        return True
     shutil.copyfile(src, dest)
     return True
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from contam_cli.engine.executor import Executor
 from contam_cli.engine.options import ScanOptions
@@ -17,6 +17,7 @@ from contam_cli.features.clean.layout import (
     _check_targets,
     _corpus_groups,
     _layout,
+    _local_inputs,
     _scan_options,
     _staged_dir,
 )
@@ -78,9 +79,9 @@ def clean_eval(
     opts = _scan_options(options, kwargs)
     paths = _as_paths(eval, "eval")
     sources = _corpus_groups(corpus)
-    inputs = [*paths, *(p for ps in sources.values() for p in ps)]
+    inputs = [*paths, *_local_inputs(sources)]
     single = len(paths) == 1 and not paths[0].is_dir()
-    layout = _layout({"": paths}, opts)
+    layout = cast("list[tuple[Path, str]]", _layout({"": paths}, opts))  # NOTE: paths alone
     _check_eval_formats(layout, output if single else None, dirty_output if single else None)
     targets = [Path(output)] + ([Path(dirty_output)] if dirty_output is not None else [])
     _check_targets(targets, inputs, force=force, directory=not single)

@@ -14,9 +14,11 @@ from typing import Any
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, OutputError, UsageError
 from contam_cli.io import iter_files
+from contam_cli.io.discover import list_files
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.inputs import classify
 from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
+from contam_cli.io.remote import RemoteFile, Url, url_parts
 
 CorpusArg = PathLike | Sequence[PathLike] | Mapping[str, PathLike | Sequence[PathLike]]
 
@@ -44,31 +46,50 @@ def _eval_paths(eval: object) -> list[Path]:
     return list(given.paths)
 
 
-def _corpus_groups(corpus: CorpusArg) -> dict[str, list[Path]]:
+def _corpus_groups(corpus: CorpusArg) -> dict[str, list[Path | Url]]:
     if corpus is None:
         raise UsageError("no corpus given: use --corpus PATH or --source NAME=PATH")
     if isinstance(corpus, Mapping):
         if not corpus:
             raise ArgumentError("corpus: an empty mapping of sources")
-        return {str(k): _as_paths(v, f"source {k!r}") for k, v in corpus.items()}
-    return {"corpus": _as_paths(corpus)}
+        return {str(k): _corpus_paths(v, f"source {k!r}") for k, v in corpus.items()}
+    return {"corpus": _corpus_paths(corpus)}
 
 
-def _layout(groups: Mapping[str, list[Path]], opts: ScanOptions) -> list[tuple[Path, str]]:
+def _corpus_paths(value: object, what: str = "corpus") -> list[Path | Url]:
+    """The paths and URLs of a corpus (:func:`_as_paths`, and URLs: a corpus may be remote)."""
+    parts = url_parts(value, what)
+    if parts is None:
+        return [*_as_paths(value, what)]
+    return [p if isinstance(p, Url) else Path(p) for p in parts]
+
+
+def _local_inputs(groups: Mapping[str, list[Path | Url]]) -> list[Path]:
+    """The corpus paths that an output must stay out of (a remote object is never written)."""
+    return [p for ps in groups.values() for p in ps if isinstance(p, Path)]
+
+
+def _layout(
+    groups: Mapping[str, Sequence[Path | Url]], opts: ScanOptions
+) -> list[tuple[Path | RemoteFile, str]]:
     """Every input file and its path relative to the output directory.
 
     One directory maps onto the output directory itself; otherwise each given path keeps its
     name (a directory its whole subtree) and, with several named sources, sits below the source
-    name.
+    name. A URL prefix is a directory, its last segment its name.
     """
-    out: list[tuple[Path, str]] = []
+    out: list[tuple[Path | RemoteFile, str]] = []
     for name, paths in groups.items():
         if len(groups) > 1 and (not name or "/" in name or name in (".", "..")):
             raise UsageError(f"source name {name!r} cannot be a directory name")
         prefix = f"{name}/" if len(groups) > 1 else ""
-        lone_dir = len(paths) == 1 and paths[0].is_dir()
+        lone_dir = len(paths) == 1 and isinstance(paths[0], Path) and paths[0].is_dir()
         for p in paths:
+            if isinstance(p, Url):
+                out += [(f, prefix + rel) for f, rel in _remote_layout(p, len(paths) == 1, opts)]
+                continue
             for f in iter_files(p, opts.include, opts.exclude):
+                rel: str
                 if not p.is_dir():
                     rel = p.resolve().name
                 elif lone_dir:
@@ -76,10 +97,20 @@ def _layout(groups: Mapping[str, list[Path]], opts: ScanOptions) -> list[tuple[P
                 else:
                     rel = f"{p.resolve().name}/{f.relative_to(p).as_posix()}"
                 out.append((f, prefix + rel))
-    seen: dict[str, Path] = {}
-    for f, rel in out:
-        if seen.setdefault(rel, f) != f:
-            raise UsageError(f"{f} and {seen[rel]} would both be written to {rel}")
+    seen: dict[str, Path | RemoteFile] = {}
+    for file, rel in out:
+        if seen.setdefault(rel, file) != file:
+            raise UsageError(f"{file} and {seen[rel]} would both be written to {rel}")
+    return out
+
+
+def _remote_layout(url: Url, lone: bool, opts: ScanOptions) -> list[tuple[RemoteFile, str]]:
+    """The objects of `url` and their paths in the output (as a directory's files would be)."""
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    out = []
+    for f in list_files(url, opts.include, opts.exclude):
+        assert isinstance(f, RemoteFile)
+        out.append((f, f.name if not f.rel else f.rel if lone else f"{name}/{f.rel}"))
     return out
 
 

@@ -8,6 +8,7 @@ from typing import IO, BinaryIO
 
 from contam_cli.io import open_binary
 from contam_cli.io.formats import StrPath as PathLike
+from contam_cli.io.remote import RemoteFile
 
 _BLOCK = 1 << 20
 
@@ -77,12 +78,12 @@ def _rebuild_array(
     return b"".join(parts)
 
 
-def _read_all(path: PathLike) -> bytes:
+def _read_all(path: PathLike | RemoteFile) -> bytes:
     with open_binary(path) as fh:
         return fh.read()
 
 
-def _copy_prefix(src: Path, size: int, out: IO[bytes]) -> None:
+def _copy_prefix(src: Path | RemoteFile, size: int, out: IO[bytes]) -> None:
     with open_binary(src) as fh:
         while size > 0:
             block = fh.read(min(_BLOCK, size))
