@@ -35,6 +35,8 @@ class Accumulator:
     evidence: dict[tuple[int, int], Evidence] = field(init=False, default_factory=dict)
     range_lines: dict[tuple[str, int], int] = field(init=False, default_factory=dict)
     """Lines read from each byte range (path, start) of a sharded file."""
+    replaced: dict[str, int] = field(init=False, default_factory=dict)
+    """Per corpus file, the records whose lone surrogate escapes were read as U+FFFD."""
     documents: np.ndarray = field(init=False)
     text_bytes: np.ndarray = field(init=False)
 
@@ -155,6 +157,8 @@ class Accumulator:
         """Fold `other` (same index, same sources) into this accumulator; order-independent."""
         self.matched |= other.matched
         self.range_lines.update(other.range_lines)
+        for path, count in other.replaced.items():
+            self.replaced[path] = self.replaced.get(path, 0) + count
         self.documents += other.documents
         self.text_bytes += other.text_bytes
         better = (other.best_len > self.best_len) | (

@@ -16,7 +16,7 @@ from contam_cli.engine.match import iter_batches
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
 from contam_cli.io.inputs import as_record
-from contam_cli.io.model import Record
+from contam_cli.io.model import ReadNotes, Record
 from contam_cli.text import NormConfig, Tokenizer
 
 __all__ = ["CorpusContext", "fill_evidence_lines", "new_accumulator", "run_corpus", "scan_shard"]
@@ -62,7 +62,8 @@ def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
     opts = ctx.opts
     tk = tokenizer(opts.norm, opts.accel)
     acc = new_accumulator(ctx.index, ctx.source_names, opts.redact, ctx.fuzzy)
-    batches = shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines)
+    notes = ReadNotes()
+    batches = shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines, notes)
     if ctx.fuzzy is None:
         for batch in batches:
             acc.add_batch(ctx.index, tk, batch)
@@ -70,6 +71,7 @@ def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
         assert isinstance(acc, WithFuzzy)
         for batch in batches:
             add_both(acc, ctx.index, ctx.fuzzy, tk, batch)
+    acc.replaced.update(notes.surrogates)
     return acc
 
 
@@ -94,22 +96,27 @@ def run_corpus(
     for part in executor.map(scan_shard, ctx, shards, on_start=on_start, on_done=on_done):
         acc.merge(part)
     tk = tokenizer(opts.norm, opts.accel)
+    notes = ReadNotes()
     for s, src in enumerate(sources):
         if src.stream is not None:
-            for batch in iter_batches(_numbered(src.stream, opts), s, opts.chunk_bytes):
+            for batch in iter_batches(_numbered(src.stream, opts, notes), s, opts.chunk_bytes):
                 if fuzzy is None:
                     acc.add_batch(index, tk, batch)
                 else:
                     add_both(cast(WithFuzzy, acc), index, fuzzy, tk, batch)
                 if progress:
                     progress(sum(len(r) for r in batch.raw))
+    for where, count in notes.surrogates.items():
+        acc.replaced[where] = acc.replaced.get(where, 0) + count
     fill_evidence_lines(acc)
     return acc
 
 
-def _numbered(stream: Iterable[Any], opts: ScanOptions) -> Iterator[tuple[Record, int]]:
+def _numbered(
+    stream: Iterable[Any], opts: ScanOptions, notes: ReadNotes
+) -> Iterator[tuple[Record, int]]:
     for i, x in enumerate(stream):
-        yield as_record(x, i, "<stream>", opts.corpus_spec, role="corpus"), i
+        yield as_record(x, i, "<stream>", opts.corpus_spec, role="corpus", notes=notes), i
 
 
 def fill_evidence_lines(acc: Accumulator) -> None:

@@ -24,6 +24,7 @@ from contam_cli.engine.executor import Executor
 from contam_cli.engine.match import iter_batches
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
+from contam_cli.io.model import ReadNotes
 from contam_cli.text import Tokenizer
 
 __all__ = ["DocFrequency", "count_shard", "document_frequency", "rereadable"]
@@ -110,7 +111,9 @@ def document_frequency(
     tk = tokenizer(opts.norm, opts.accel)
     for s, src in enumerate(sources):
         if src.stream is not None:
-            for batch in iter_batches(_numbered(src.stream, opts), s, opts.chunk_bytes):
+            # NOTE: the scan pass notes what the records held; this pass only counts.
+            stream = _numbered(src.stream, opts, ReadNotes())
+            for batch in iter_batches(stream, s, opts.chunk_bytes):
                 total.add_chunk(index, tk, batch.raw)
                 if progress:
                     progress(sum(len(r) for r in batch.raw))

@@ -19,7 +19,7 @@ import numpy as np
 from contam_cli.engine.match import ORDER_FILE_SHIFT, DocBatch
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
-from contam_cli.io.model import Record
+from contam_cli.io.model import ReadNotes, Record
 from contam_cli.io.remote import RemoteFile
 
 __all__ = ["MIN_SHARD_BYTES", "SHARD_BYTES", "Shard", "Source", "plan_shards", "shard_batches"]
@@ -96,15 +96,25 @@ def plan_shards(s: int, src: Source) -> list[Shard]:
 
 
 def shard_batches(
-    sh: Shard, spec: TextSpec, chunk_bytes: int, range_lines: dict[tuple[str, int], int]
+    sh: Shard,
+    spec: TextSpec,
+    chunk_bytes: int,
+    range_lines: dict[tuple[str, int], int],
+    notes: ReadNotes | None = None,
 ) -> Iterator[DocBatch]:
     """The documents of shard `sh` in batches; the lines each byte range read go into
-    `range_lines` (keyed by (path, range start)), to turn range-relative lines into file lines."""
+    `range_lines` (keyed by (path, range start)), to turn range-relative lines into file lines;
+    `notes` receives what the readers replaced (lone surrogates)."""
     for ordinal, path, rng in sh.items:
         base = ordinal << ORDER_FILE_SHIFT
         lines_read: list[int] = []
         for tb in iter_text_batches(
-            path, spec=spec, byte_range=rng, chunk_bytes=chunk_bytes, line_count=lines_read
+            path,
+            spec=spec,
+            byte_range=rng,
+            chunk_bytes=chunk_bytes,
+            line_count=lines_read,
+            notes=notes,
         ):
             order = np.array(tb.offsets, dtype=np.int64)
             if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals

@@ -72,8 +72,18 @@ def _eval_records(
     assert given.memory is not None
     items = given.memory
     spec = opts.eval_spec
-    in_memory = _unique(as_record(x, i, "<memory>", spec, role="eval") for i, x in enumerate(items))
-    return in_memory, lambda seen: [{"path": "<memory>", "sha256": None, "records": len(seen)}]
+    notes = ReadNotes()
+    in_memory = _unique(
+        as_record(x, i, "<memory>", spec, role="eval", notes=notes) for i, x in enumerate(items)
+    )
+
+    def describe(seen: list[Record]) -> list[dict[str, Any]]:
+        entry: dict[str, Any] = {"path": "<memory>", "sha256": None, "records": len(seen)}
+        if notes.surrogates:
+            entry["lone_surrogates"] = notes.surrogates["<memory>"]
+        return [entry]
+
+    return in_memory, describe
 
 
 def _unique(records: Iterable[Record]) -> Iterator[Record]:

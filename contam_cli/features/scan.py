@@ -96,8 +96,13 @@ def scan(
     _check_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     corpus_inputs = describe_sources(
-        sources, done.acc.documents.tolist(), done.acc.text_bytes.tolist(), done.hashes
+        sources,
+        done.acc.documents.tolist(),
+        done.acc.text_bytes.tolist(),
+        done.hashes,
+        done.acc.replaced,
     )
+    replaced = [{"path": p, "lone_surrogates": n} for p, n in sorted(done.acc.replaced.items())]
     inputs = {"eval": done.eval_inputs, "corpus": corpus_inputs}
     # NOTE: which executor ran the shards is not recorded: every one gives the same report.
     config = {**done.opts.describe(), "runs": "exact", **done.boilerplate_config()}
@@ -105,7 +110,13 @@ def scan(
     if done.fuzzy_index is not None:
         assert isinstance(done.acc, WithFuzzy)
         report = add_fuzzy(report, done.fuzzy_index, done.acc, policy, eval, done.opts)
-    found = (*warnings, *eval_warnings(done.eval_inputs), *done.warnings, *report.warnings)
+    found = (
+        *warnings,
+        *eval_warnings(done.eval_inputs),
+        *eval_warnings(replaced),
+        *done.warnings,
+        *report.warnings,
+    )
     return attach_eval_texts(replace(report, warnings=found), eval, opts)
 
 
@@ -351,16 +362,25 @@ def describe_sources(
     documents: list[int],
     text_bytes: list[int],
     hashes: Mapping[Path, str],
+    replaced: Mapping[str, int] | None = None,
 ) -> list[dict[str, Any]]:
+    """The report's corpus inputs (`replaced`: per file, the records whose lone surrogates were
+    read as U+FFFD, recorded as ``lone_surrogates`` as for eval files)."""
+    replaced = replaced or {}
+
+    def entry(p: Path | RemoteFile) -> dict[str, Any]:
+        if isinstance(p, RemoteFile):
+            out = p.describe()
+        else:
+            out = {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
+        if replaced.get(out["path"]):
+            out["lone_surrogates"] = replaced[out["path"]]
+        return out
+
     return [
         {
             "source": src.name,
-            "files": [
-                p.describe()
-                if isinstance(p, RemoteFile)
-                else {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
-                for p in src.paths
-            ],
+            "files": [entry(p) for p in src.paths],
             "streamed": src.stream is not None,
             "documents": int(docs),
             "text_bytes": int(size),

@@ -14,7 +14,7 @@ from contam_cli.errors import InputError
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary, open_raw
 from contam_cli.io.lines import BIG_LINE, iter_lines, line_span, parse_line, seek_line_start
-from contam_cli.io.model import Locator, Record
+from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.readers import iter_records
 from contam_cli.io.remote import RemoteFile
 from contam_cli.io.source import FileSource
@@ -48,6 +48,7 @@ def iter_text_batches(
     byte_range: tuple[int, int] | None = None,
     chunk_bytes: int = 1 << 20,
     line_count: list[int] | None = None,
+    notes: ReadNotes | None = None,
 ) -> Iterator[TextBatch]:
     """The corpus documents of one file in batches, by the fastest route for its format.
 
@@ -56,18 +57,19 @@ def iter_text_batches(
     on a line falls back to the full record reader for that line. `line_count`, when given,
     receives the number of lines read from a JSONL file (in byte-range mode: the lines starting
     inside the range, so that the counts of earlier ranges turn range lines into file lines).
+    `notes` receives what was replaced while reading (lone surrogates), for the report.
     """
     if isinstance(path, RemoteFile):
-        src = FileSource(path.url, "corpus", spec, path.name, remote=path)
+        src = FileSource(path.url, "corpus", spec, path.name, remote=path, notes=notes)
     else:
-        src = FileSource(str(path), "corpus", spec, Path(path).name)
+        src = FileSource(str(path), "corpus", spec, Path(path).name, notes=notes)
     fmt = detect_format(path)
     if fmt == "jsonl":
         yield from _jsonl_text_batches(src, byte_range, chunk_bytes, line_count)
         return
     records: list[Record] = []
     size = ordinal = 0
-    for rec in iter_records(path, role="corpus", spec=spec, byte_range=byte_range):
+    for rec in iter_records(path, role="corpus", spec=spec, byte_range=byte_range, notes=notes):
         records.append(rec)
         size += len(rec.text)
         if size >= chunk_bytes:

@@ -25,8 +25,8 @@ from typing import Any
 
 from contam_cli.errors import ArgumentError, InputError
 from contam_cli.io.discover import check_regular
-from contam_cli.io.extract import TextSpec, extract_text, find_id
-from contam_cli.io.model import Locator, Record
+from contam_cli.io.extract import TextSpec, extract_text, find_id, without_surrogates
+from contam_cli.io.model import Locator, ReadNotes, Record
 
 __all__ = ["Input", "as_record", "classify", "name_paths"]
 
@@ -92,8 +92,24 @@ def _existing(value: str | os.PathLike[str]) -> Path:
     return path
 
 
-def as_record(x: object, i: int, where: str, spec: TextSpec, *, role: str) -> Record:
-    """Item `i` of an in-memory input as a Record (a text gets the id ``str(i)``)."""
+def as_record(
+    x: object, i: int, where: str, spec: TextSpec, *, role: str, notes: ReadNotes | None = None
+) -> Record:
+    """Item `i` of an in-memory input as a Record (a text gets the id ``str(i)``).
+
+    Lone surrogates (a str can hold them, text cannot) are replaced by U+FFFD, as the file
+    readers do, and noted in `notes` under `where`, so that every output can carry the text.
+    """
+    rec = _as_record(x, i, where, spec, role)
+    fixed, replaced = without_surrogates(rec.text)
+    if not replaced:
+        return rec
+    if notes is not None:
+        notes.replaced(where)
+    return Record(rec.id, fixed, rec.locator)
+
+
+def _as_record(x: object, i: int, where: str, spec: TextSpec, role: str) -> Record:
     locator = Locator(where, record=i)
     if isinstance(x, Record):
         return x

@@ -147,8 +147,10 @@ def iter_records(
     role: Role,
     spec: TextSpec = TextSpec(),
     byte_range: tuple[int, int] | None = None,
+    notes: ReadNotes | None = None,
 ) -> Iterator[Record]:
-    """Stream the records of one file (or of every input file below a directory).
+    """Stream the records of one file (or of every input file below a directory); `notes`
+    receives what was replaced while reading (lone surrogates).
 
     ``byte_range=(start, end)`` (uncompressed .jsonl, or .txt with ``role="eval"``) yields exactly
     the records whose line starts at a byte offset in ``[start, end)``, so adjacent ranges split a
@@ -157,16 +159,19 @@ def iter_records(
     without an id gets ``"@<offset>"`` instead of its line number, and an empty range is no error.
     """
     if isinstance(path, RemoteFile):
-        yield from _read_file(FileSource(path.url, role, spec, path.name, remote=path), byte_range)
+        src = FileSource(path.url, role, spec, path.name, remote=path, notes=notes)
+        yield from _read_file(src, byte_range)
         return
     if Path(path).is_dir():
         if byte_range is not None:
             raise ValueError(f"{path}: byte_range needs a file, not a directory")
         for file in iter_files(path):
             name = file.relative_to(path).as_posix()
-            yield from _read_file(FileSource(str(file), role, spec, name))
+            yield from _read_file(FileSource(str(file), role, spec, name, notes=notes))
         return
-    yield from _read_file(FileSource(str(path), role, spec, Path(path).name), byte_range)
+    yield from _read_file(
+        FileSource(str(path), role, spec, Path(path).name, notes=notes), byte_range
+    )
 
 
 def _sources(
