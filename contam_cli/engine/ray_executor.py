@@ -49,11 +49,17 @@ def _ray() -> ModuleType:
     return ray
 
 
-def _run_task(payload: tuple[Callable[[Any, Any], Any], Any, bool], task: Any) -> Any:
-    """What a Ray worker runs: `payload` is (work, context, tune_heap) from the object store."""
-    work, context, tune_heap = payload
+def _run_task(payload: tuple[Callable[[Any, Any], Any], Any, bool, str], task: Any) -> Any:
+    """What a Ray worker runs: `payload` is (work, context, tune_heap, the driver's working
+    directory) from the object store."""
+    work, context, tune_heap, cwd = payload
     if tune_heap and not _TUNED:
         _tune_heap()
+    if os.getcwd() != cwd and os.path.isdir(cwd):
+        # NOTE: relative corpus paths mean what they mean to the driver; a job's workers are
+        # its own processes, so this stays within the run (where cwd does not exist on a node,
+        # a relative path fails there with the message saying to use a shared path).
+        os.chdir(cwd)
     return work(context, task)
 
 
@@ -219,7 +225,7 @@ class RayExecutor(Executor):
             return
         ray = self._connect()
         try:
-            payload = ray.put((work, context, self.tune_heap))
+            payload = ray.put((work, context, self.tune_heap, os.getcwd()))
             if on_start is not None:
                 on_start()
             yield from self._in_order(ray, payload, tasks, on_done)

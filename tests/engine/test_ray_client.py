@@ -1,0 +1,68 @@
+"""`--engine ray --ray-address ray://HOST:PORT` (the Ray Client, from outside a cluster) gives
+the local engine's report byte for byte: a head started here with `ray start --head` (2 CPUs,
+token authentication as Ray's default), relative corpus paths resolved as the driver sees them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="needs the ray extra")
+pytest.importorskip("grpc", reason="the Ray Client needs ray[client] (grpcio)")
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "contamination_detector" / "examples"
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    ray = shutil.which("ray", path=os.path.dirname(sys.executable)) or shutil.which("ray")
+    if ray is None:
+        pytest.skip("the ray command is not installed")
+    gcs, client = _free_port(), _free_port()
+    low = 30000 + (os.getpid() % 200) * 100  # NOTE: workers' ports, apart from other heads'
+    temp = tmp_path_factory.mktemp("ray")
+    start = [
+        ray, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={gcs}",
+        f"--ray-client-server-port={client}", f"--min-worker-port={low}",
+        f"--max-worker-port={low + 99}", "--num-cpus=2", "--include-dashboard=false",
+        "--disable-usage-stats", f"--temp-dir={temp}",
+    ]  # fmt: skip
+    done = subprocess.run(start, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"ray start failed: {done.stderr[-500:]}")
+    try:
+        yield f"ray://127.0.0.1:{client}"
+    finally:
+        subprocess.run([ray, "stop", "--force"], capture_output=True, timeout=120, check=False)
+
+
+def _scan(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    args = [
+        sys.executable, "-m", "contam_cli", "scan", "benchmark.jsonl", "--corpus", "corpus",
+        "--json", *extra,
+    ]  # fmt: skip
+    return subprocess.run(args, cwd=FIXTURES, capture_output=True, env=env, timeout=300)
+
+
+def test_a_ray_client_scan_gives_the_local_report(head: str) -> None:
+    local = _scan("--jobs", "1")
+    assert local.returncode == 1, local.stderr
+    env = {**os.environ, "RAY_AUTH_MODE": "token"}  # NOTE: the head's default; see docs/scale.md
+    remote = _scan("--engine", "ray", "--ray-address", head, env=env)
+    assert remote.returncode == 1, remote.stderr.decode()[-2000:]
+    assert remote.stdout == local.stdout
