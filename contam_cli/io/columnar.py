@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from contam_cli.errors import InputError, MissingExtraError
+from contam_cli.io.formats import open_raw
 from contam_cli.io.model import Locator, Record
 
 if TYPE_CHECKING:
@@ -20,15 +22,27 @@ def parquet_records(src: FileSource) -> Iterator[Record]:
     except ImportError:
         raise MissingExtraError("pyarrow", "parquet", str(src.path)) from None
     try:
-        batches = pq.ParquetFile(src.path).iter_batches(batch_size=4096)
-        index = 0
-        for batch in batches:
-            for row in batch.to_pylist():
-                where = (src.path, None)
-                yield src.make(row, where, str(index), Locator(src.path, None, index, None))
-                index += 1
+        with _opened(src) as source:
+            batches = pq.ParquetFile(source).iter_batches(batch_size=4096)
+            index = 0
+            for batch in batches:
+                for row in batch.to_pylist():
+                    where = (src.path, None)
+                    yield src.make(row, where, str(index), Locator(src.path, None, index, None))
+                    index += 1
     except (OSError, ValueError) as exc:  # NOTE: pyarrow's ArrowInvalid is a ValueError.
         raise InputError(src.path, f"cannot read parquet: {exc}") from None
+
+
+@contextmanager
+def _opened(src: FileSource) -> Iterator[Any]:
+    """The file pyarrow reads: a path on disk as it is (pyarrow opens it, memory-mapped for
+    Arrow), a remote object as a seekable file (ranged reads, checked against its listing)."""
+    if src.remote is None:
+        yield src.path
+        return
+    with open_raw(src.remote) as fh:
+        yield fh
 
 
 def arrow_records(src: FileSource) -> Iterator[Record]:
@@ -38,7 +52,7 @@ def arrow_records(src: FileSource) -> Iterator[Record]:
     except ImportError:
         raise MissingExtraError("pyarrow", "parquet", str(src.path)) from None
     try:
-        with pa.memory_map(str(src.path)) as source:
+        with _opened(src) as given, closing(_arrow_source(pa, given)) as source:
             try:
                 reader = pa.ipc.open_stream(source)
             except pa.ArrowInvalid:
@@ -58,3 +72,8 @@ def arrow_records(src: FileSource) -> Iterator[Record]:
                     index += 1
     except (OSError, ValueError) as exc:  # NOTE: pyarrow's ArrowInvalid is a ValueError.
         raise InputError(src.path, f"cannot read Arrow file: {exc}") from None
+
+
+def _arrow_source(pa: Any, given: Any) -> Any:
+    """A path memory-mapped, a file object wrapped, for pyarrow's IPC readers."""
+    return pa.memory_map(given) if isinstance(given, str) else pa.PythonFile(given, mode="r")

@@ -111,10 +111,6 @@ def _file_records(src: FileSource, byte_range: tuple[int, int] | None) -> Iterat
         if compressed or not (fmt == "jsonl" or (fmt == "txt" and src.role == "eval")):
             raise ValueError(f"{src.path}: byte_range needs an uncompressed .jsonl or eval .txt")
         yield from _ranged_records(src, fmt, byte_range)
-    elif fmt in ("parquet", "arrow") and src.remote is not None:
-        raise InputError(
-            src.path, f"remote .{fmt} files are not read yet: copy them to a local directory"
-        )
     elif fmt == "parquet":
         yield from parquet_records(src)
     elif fmt == "arrow":
