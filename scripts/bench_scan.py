@@ -1,7 +1,7 @@
 """Measure `contam scan` against `wc -w`, the reference scanner and peers, in one run.
 
     python scripts/bench_scan.py [--mb 200] [--data DIR] [--n-eval 1000] [--planted-frac F]
-        [--jobs 1 --jobs 0 ...] [--ref PATH] [--peers] [--skip-ref]
+        [--jobs 1 --jobs 0 ...] [--ref PATH] [--peers] [--skip-ref] [--eval-cache]
 
 Generates the synthetic benchmark with ``python -m contam_cli.features.bench.generate --reuse``
 (a DIR whose meta.json matches the parameters is kept), then runs every tool on the same files and
@@ -9,7 +9,11 @@ prints one Markdown table: wall time, MB/s, CPU time (user + sys of the child an
 descendants, from ``wait4``), MB per CPU-second, peak RSS, speed relative to ``wc -w``, and
 whether contam's findings equal the reference scanner's (flagged ids, overlap_fraction within
 1e-9, longest_run). Below it: the first mismatches, what each tool flagged per labelled
-category, and the machine.
+category, and the machine. ``--eval-cache`` adds two ``--jobs 1`` rows with a fresh
+``--eval-cache`` directory: the run that builds it and a warm run from it.
+
+The 1,000,000-example setting: ``--n-eval 1000000 --planted-frac 0.05`` (about 415 MB of eval
+examples; generating it with the 1 GB corpus takes about a minute).
 
 This script stays small on purpose: on Linux a child's peak RSS starts at its parent's peak
 (fork/exec inherit it), so generating data or loading reports in this process would inflate
@@ -186,7 +190,9 @@ def run_tool(
         return None
 
 
-def contam_command(bench: Bench, report: Path, jobs: int | None) -> list[str]:
+def contam_command(
+    bench: Bench, report: Path, jobs: int | None, cache: Path | None = None
+) -> list[str]:
     cmd = [
         sys.executable,
         "-m",
@@ -199,7 +205,23 @@ def contam_command(bench: Bench, report: Path, jobs: int | None) -> list[str]:
         str(report),
         "--no-fail",
     ]
+    if cache is not None:
+        cmd += ["--eval-cache", str(cache)]
     return cmd if jobs is None else [*cmd, "--jobs", str(jobs)]
+
+
+def run_cached(bench: Bench, notes: list[str]) -> list[Row]:
+    """``--jobs 1`` with a fresh ``--eval-cache``: the run that builds it, then a warm run."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="contam-eval-cache-") as cache:
+        for what in ("building", "warm"):
+            label = f"`contam scan --jobs 1 --eval-cache` ({what})"
+            report = bench.runs / f"contam-cache-{what}.json"
+            cmd = contam_command(bench, report, 1, Path(cache))
+            row = run_tool(label, cmd, report, notes, cwd=REPO)
+            if row is not None:
+                rows.append(row)
+    return rows
 
 
 def _no_jobs_option(row: Row | None) -> bool:
@@ -515,6 +537,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--ref", type=Path, default=DEFAULT_REF, help="reference scanner script")
     ap.add_argument("--skip-ref", action="store_true", help="do not run the reference scanner")
     ap.add_argument(
+        "--eval-cache",
+        action="store_true",
+        help="also run --jobs 1 with a fresh --eval-cache: building it, then warm",
+    )
+    ap.add_argument(
         "--peers",
         action="store_true",
         help="also run the naive baseline and the installed peers ($VENVS)",
@@ -556,6 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     wc = run_tool("`wc -w`", ["wc", "-w", *map(str, bench.shards)], None, notes)
     contam_rows = run_contam(bench, args.jobs, notes)
+    if args.eval_cache:
+        contam_rows += run_cached(bench, notes)
     ref = run_reference(bench, args.ref, args.skip_ref, notes)
     naive = run_naive(bench, notes) if args.peers else None
     peers = run_peers(bench, notes) if args.peers else []

@@ -24,6 +24,7 @@ def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     # NOTE: under GitHub Actions contam prints annotations and appends to the step summary.
     for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("CONTAM_EVAL_CACHE", raising=False)  # NOTE: a developer's own cache
 
 
 @pytest.fixture

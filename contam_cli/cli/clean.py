@@ -13,11 +13,13 @@ from contam_cli.cli import boilerplate as b
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.cli import engine_options as eo
+from contam_cli.cli.options import EvalCacheOpt
 from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
 from contam_cli.features.clean import Mode as CutMode
+from contam_cli.features.eval_cache import check_cache_dir
 from contam_cli.features.scan import ProgressFn
 from contam_cli.io.discover import list_files
 from contam_cli.io.remote import Url
@@ -130,6 +132,7 @@ def clean_command(
     progress: c.ProgressOpt = None,
     ignore_common: b.IgnoreCommonOpt = None,
     ignore_from: b.IgnoreFromOpt = None,
+    eval_cache: EvalCacheOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
     """Write the eval set minus its leaked examples, or (--target corpus) the corpus minus the
@@ -155,9 +158,12 @@ def clean_command(
             ignore_common=ignore_common,
             ignore_from=tuple(ignore_from or ()),
             fuzzy=FuzzyConfig() if fuzzy else None,
+            eval_cache=eval_cache,
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
         _check_options(target, dirty_out, manifest, report, flagged_only, output)
+        if eval_cache is not None:
+            check_cache_dir(eval_cache, [*eval_paths, *c.local_paths(sources)])
         scans = 1 if target is Target.eval or flagged_only else 0
         total = _corpus_bytes(sources, opts) * (scans + (target is Target.corpus))
         total += _corpus_bytes(sources, opts) * scans * (b.passes(ignore_common) - 1)

@@ -224,3 +224,15 @@ StdoutFileOpt = Annotated[
         show_default=False,
     ),
 ]
+EvalCacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--eval-cache",
+        metavar="DIR",
+        envvar="CONTAM_EVAL_CACHE",
+        help="Keep the eval set's index in DIR and reuse it while the eval files (sha256) and "
+        "options are unchanged, so many corpora are scanned against one eval suite without "
+        "indexing it again; the report is the same. Default: $CONTAM_EVAL_CACHE.",
+        show_default=False,
+    ),
+]

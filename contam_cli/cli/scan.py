@@ -11,8 +11,10 @@ from contam_cli.cli import boilerplate as b
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.cli import engine_options as eo
+from contam_cli.cli.options import EvalCacheOpt
 from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.errors import UsageError
+from contam_cli.features.eval_cache import check_cache_dir
 from contam_cli.features.scan import scan
 from contam_cli.io.discover import list_files
 from contam_cli.render import OutputFormat
@@ -96,6 +98,7 @@ def scan_command(
     limit: LimitOpt = 50,
     ignore_common: b.IgnoreCommonOpt = None,
     ignore_from: b.IgnoreFromOpt = None,
+    eval_cache: EvalCacheOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
     """Check every eval example against the corpus: overlap, longest verbatim run, evidence.
@@ -122,12 +125,15 @@ def scan_command(
             ignore_common=ignore_common,
             ignore_from=tuple(ignore_from or ()),
             fuzzy=FuzzyConfig() if fuzzy else None,
+            eval_cache=eval_cache,
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
         inputs = [*eval_paths, *c.local_paths(sources)]
         if index is not None:
             inputs.append(index)
         outputs = c.Outputs(report=report, html=html, sarif=sarif, inputs=inputs)
+        if eval_cache is not None:
+            check_cache_dir(eval_cache, inputs)
         gate = ci.Gate.check(
             baseline=baseline,
             write_baseline=write_baseline,

@@ -55,7 +55,7 @@ SCHEMA = "contam.checkpoint/1"
 #: Fields that never change a task's result (how fast, not what): left out of a pass key, so a
 #: resumed run may use more workers or the compiled kernels.
 _IRRELEVANT = {
-    "ScanOptions": {"jobs", "accel", "hash_corpus", "chunk_bytes"},
+    "ScanOptions": {"jobs", "accel", "hash_corpus", "chunk_bytes", "eval_cache"},
     "EvalIndex": {"words", "words_log2", "directory", "dir_log2"},
     "_Context": {"chunk_bytes"},
 }

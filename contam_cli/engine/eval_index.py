@@ -8,7 +8,7 @@ Layout (all numpy, CSR style):
 * ``grams``   sorted distinct n-gram hashes (uint64, length M);
 * ``occ_ptr`` / ``occ_ex`` / ``occ_pos``: gram ``u`` occurs in example ``occ_ex[j]`` at token
   position ``occ_pos[j]`` for ``j`` in ``occ_ptr[u]:occ_ptr[u+1]``, in (example, position) order;
-  ``occ_first[j]`` marks the first occurrence of each (gram, example) pair;
+  ``occ_first_bits`` marks (a bit per occurrence) the first of each (gram, example) pair;
 * a blocked Bloom filter over every gram, a prefilter that rejects almost every corpus n-gram
   with one memory access, and a radix directory into ``grams`` for the exact test.
 
@@ -46,9 +46,9 @@ class EvalIndex:
     occ_ex: np.ndarray
     occ_pos: np.ndarray
     """uint16 when no example has more than 65,536 n-grams, else int32."""
-    occ_first: np.ndarray
-    """Per occurrence: whether it is the first of its (gram, example) pair (occurrences of a gram
-    are in example order), so that distinct n-grams per example are counted once."""
+    occ_first_bits: np.ndarray
+    """Per occurrence, one bit (``np.packbits``): whether it is the first of its (gram, example)
+    pair (occurrences of a gram are in example order), so distinct n-grams are counted once."""
     total_ngrams: np.ndarray
     """int64 distinct n-grams of each example (0 for unscorable examples)."""
     words: np.ndarray
@@ -78,6 +78,16 @@ class EvalIndex:
     def scorable(self) -> np.ndarray:
         return self.n_tokens >= self.n
 
+    @property
+    def occ_first(self) -> np.ndarray:
+        """`occ_first_bits` as one bool per occurrence."""
+        return np.unpackbits(self.occ_first_bits, count=len(self.occ_ex)).astype(bool)
+
+    def is_first(self, j: np.ndarray) -> np.ndarray:
+        """Whether occurrences `j` are the first of their (gram, example) pair."""
+        bits = self.occ_first_bits[j >> 3] >> (7 - (j & 7)).astype(np.uint8)
+        return (bits & 1).astype(bool)
+
     def occurrences(self, uidx: np.ndarray) -> np.ndarray:
         """Indices into the ``occ_*`` arrays of every occurrence of grams `uidx`, gram by gram."""
         lo = self.occ_ptr[uidx].astype(np.int64)
@@ -92,7 +102,7 @@ class EvalIndex:
             hits = np.flatnonzero(gram_mask[a : a + step]) + a
             if len(hits):
                 j = self.occurrences(hits)
-                j = j[self.occ_first[j]]
+                j = j[self.is_first(j)]
                 out += np.bincount(self.occ_ex[j], minlength=self.n_examples)
         return out
 
@@ -129,7 +139,7 @@ class EvalIndex:
             occ_ptr=ptr,
             occ_ex=self.occ_ex[kept_places],
             occ_pos=self.occ_pos[kept_places],
-            occ_first=self.occ_first[kept_places],
+            occ_first_bits=np.packbits(self.occ_first[kept_places]),
             total_ngrams=self.total_ngrams - ignored,
             words=_bloom(grams, words_log2, kernels),
             words_log2=words_log2,
@@ -150,15 +160,8 @@ class EvalIndex:
             # NOTE: a filter within the L2 cache (a few thousand examples) gains nothing from
             # prefetching; a larger one (16 MB for 100,000 examples) about halves probe time.
             ahead = kernels.PREFETCH_AHEAD if self.words.nbytes > 1 << 20 else 0
-            return kernels.lookup(
-                hashes,
-                self.words,
-                64 - self.words_log2,
-                self.grams,
-                self.directory,
-                64 - self.dir_log2,
-                ahead,
-            )
+            bloom, radix = (self.words, 64 - self.words_log2), (self.directory, 64 - self.dir_log2)
+            return kernels.lookup(hashes, *bloom, self.grams, *radix, ahead)
         cand = np.flatnonzero(_bloom_test(self.words, self.words_log2, hashes))
         found = np.searchsorted(self.grams, hashes[cand])
         found[found == len(self.grams)] = 0
@@ -215,7 +218,7 @@ def build_eval_index(
         occ_ptr=ptr,
         occ_ex=ex,
         occ_pos=pos,
-        occ_first=occ_first,
+        occ_first_bits=np.packbits(occ_first),
         total_ngrams=total,
         words=_bloom(grams, words_log2, k),
         words_log2=words_log2,
@@ -344,8 +347,9 @@ def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
 
 
 def _directory(sorted_grams: np.ndarray, kernels: Any = None) -> dict[str, Any]:
-    """A radix directory over sorted grams: about four grams per bucket."""
-    dir_log2 = int(min(26, max(4, np.ceil(np.log2(max(1, len(sorted_grams)) / 4)))))
+    """A radix directory over sorted grams: about 16 grams (two cache lines) per bucket (NOTE:
+    few probes pass the Bloom filter; 3 bytes a gram fewer, 50 MB for a million examples)."""
+    dir_log2 = int(min(26, max(4, np.ceil(np.log2(max(1, len(sorted_grams)) / 16)))))
     directory: np.ndarray = np.zeros((1 << dir_log2) + 1, dtype=_ptr_dtype(len(sorted_grams)))
     if kernels is not None:
         kernels.directory_fill(sorted_grams, 64 - dir_log2, directory)

@@ -49,6 +49,10 @@ class ScanOptions:
     """The fuzzy detector (reworded leaks), None: off. On, every corpus batch also goes through
     it (tokenized once for both detectors), and the report gains its score, reasons and
     evidence; its flag threshold is the policy's ``min_fuzzy``."""
+    eval_cache: Path | None = None
+    """A directory where eval indexes are kept and reused, keyed by the eval files' sha256 and
+    the options (see :mod:`contam_cli.features.eval_cache`); None: each scan builds its own.
+    How fast, not what: the report is the same with or without it."""
 
     def __post_init__(self) -> None:
         _int("n", self.n, 1)
@@ -67,6 +71,10 @@ class ScanOptions:
         for name in ("eval_spec", "corpus_spec"):
             if not isinstance(getattr(self, name), TextSpec):
                 raise ArgumentError(f"{name} must be a TextSpec")
+        if self.eval_cache is not None:
+            if not isinstance(self.eval_cache, (str, Path)):
+                raise ArgumentError("eval_cache must be a path or None")
+            object.__setattr__(self, "eval_cache", Path(self.eval_cache))
         if self.fuzzy is not None and not isinstance(self.fuzzy, FuzzyConfig):
             raise ArgumentError(
                 f"fuzzy must be a FuzzyConfig or None, got {type(self.fuzzy).__name__}"

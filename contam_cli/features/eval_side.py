@@ -10,16 +10,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
+from contam_cli.features.eval_cache import cache_key, load_entry, store_entry
+from contam_cli.features.eval_refs import EvalRefs, RefsBuilder
 from contam_cli.io.discover import iter_files, sha256_file
 from contam_cli.io.inputs import as_record, classify
-from contam_cli.io.model import Locator, ReadNotes, Record
+from contam_cli.io.model import ReadNotes, Record
 from contam_cli.io.readers import iter_eval
 from contam_cli.text import Tokenizer
 
-__all__ = ["eval_warnings", "index_eval", "load_eval"]
+__all__ = ["eval_warnings", "index_eval", "index_eval_refs", "load_eval"]
 
 
 def load_eval(
@@ -44,31 +48,83 @@ def index_eval(
 
     Each text is dropped once hashed: the records returned have empty texts (the index and its
     digests hold all that is needed of them), so a large eval set is never in memory whole.
+    :func:`index_eval_refs` returns them as columns, which cost far less.
     """
-    refs: list[Record] = []
-    records, describe = _eval_records(eval, opts)
+    refs, described, index = index_eval_refs(eval, opts, tk)
+    return list(refs), described, index
+
+
+def index_eval_refs(
+    eval: Any, opts: ScanOptions, tk: Tokenizer
+) -> tuple[EvalRefs, list[dict[str, Any]], EvalIndex]:
+    """:func:`index_eval` with the records as columns
+    (:class:`~contam_cli.features.eval_refs.EvalRefs`, a sequence of Records: about 30 MB for a
+    million examples, where Record objects take 290 MB).
+
+    With ``opts.eval_cache`` set, eval files are indexed once and the index is reused from there
+    (:mod:`contam_cli.features.eval_cache`); texts in memory are always indexed afresh.
+    """
+    given = classify(eval, what="eval")
+    if opts.eval_cache is not None and given.paths:
+        return _index_cached(list(given.paths), opts, tk)
+    return _index_fresh(eval, opts, tk)
+
+
+def _index_cached(paths: list[Path], opts: ScanOptions, tk: Tokenizer) -> _Indexed:
+    """:func:`index_eval` of eval files through the cache in ``opts.eval_cache``."""
+    assert opts.eval_cache is not None
+    files = [f for p in paths for f in iter_files(p, opts.include, opts.exclude)]
+    before = {f: _stamp(f) for f in files}
+    hashes = {f: sha256_file(f) for f in files}
+    key = cache_key(paths, [(f, hashes[f]) for f in files], opts)
+    found = load_entry(opts.eval_cache, key, opts)
+    if found is not None:
+        return found
+    refs, described, index = _index_fresh(paths, opts, tk, hashes)
+    # NOTE: a file changed while it was read is indexed as read, but not kept under a key
+    # hashed from what it held before.
+    if all(_stamp(f) == before[f] for f in files):
+        store_entry(opts.eval_cache, key, refs, described, index)
+    return refs, described, index
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+_Indexed = tuple[EvalRefs, list[dict[str, Any]], EvalIndex]
+
+
+def _index_fresh(
+    eval: Any, opts: ScanOptions, tk: Tokenizer, hashes: dict[Path, str] | None = None
+) -> _Indexed:
+    """:func:`index_eval` without the cache (`hashes`: the eval files' sha256, when known)."""
+    builder = RefsBuilder()
+    records, describe = _eval_records(eval, opts, hashes=hashes)
 
     def texts() -> Iterator[str]:
         for r in records:
-            refs.append(Record(r.id, "", Locator(r.locator.path, r.locator.line)))
+            builder.add(r)
             yield r.text
 
     eval_index = build_eval_index(texts(), opts.n, opts.norm, tk)
-    if not refs:
+    if not len(builder):
         raise UsageError("the eval set holds no examples")
+    refs = builder.build()
     return refs, describe(refs), eval_index
 
 
 def _eval_records(
-    eval: Any, opts: ScanOptions, what: str = "eval"
-) -> tuple[Iterable[Record], Callable[[list[Record]], list[dict[str, Any]]]]:
+    eval: Any, opts: ScanOptions, what: str = "eval", hashes: dict[Path, str] | None = None
+) -> tuple[Iterable[Record], Callable[[Sequence[Record]], list[dict[str, Any]]]]:
     """The eval records (streamed from files), and how to describe them once all are read."""
     given = classify(eval, what=what)
     if given.paths:
         paths = list(given.paths)
         notes = ReadNotes()
         records = iter_eval(paths, opts.eval_spec, opts.include, opts.exclude, notes)
-        return records, lambda seen: _describe_eval_files(paths, seen, opts, notes)
+        return records, lambda seen: _describe_eval_files(paths, seen, opts, notes, hashes)
     assert given.memory is not None
     items = given.memory
     spec = opts.eval_spec
@@ -77,7 +133,7 @@ def _eval_records(
         as_record(x, i, "<memory>", spec, role="eval", notes=notes) for i, x in enumerate(items)
     )
 
-    def describe(seen: list[Record]) -> list[dict[str, Any]]:
+    def describe(seen: Sequence[Record]) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"path": "<memory>", "sha256": None, "records": len(seen)}
         if notes.surrogates:
             entry["lone_surrogates"] = notes.surrogates["<memory>"]
@@ -98,17 +154,25 @@ def _unique(records: Iterable[Record]) -> Iterator[Record]:
 
 
 def _describe_eval_files(
-    paths: Sequence[Path], records: list[Record], opts: ScanOptions, notes: ReadNotes
+    paths: Sequence[Path],
+    records: Sequence[Record],
+    opts: ScanOptions,
+    notes: ReadNotes,
+    hashes: dict[Path, str] | None = None,
 ) -> list[dict[str, Any]]:
     counts: dict[str, int] = {}
-    for r in records:
-        counts[r.locator.path] = counts.get(r.locator.path, 0) + 1
+    if isinstance(records, EvalRefs):
+        per_file = np.bincount(records.file_no, minlength=len(records.paths)).tolist()
+        counts = dict(zip(records.paths, per_file))
+    else:
+        for r in records:
+            counts[r.locator.path] = counts.get(r.locator.path, 0) + 1
     files = [f for p in paths for f in iter_files(p, opts.include, opts.exclude)]
     out = []
     for f in files:
         entry: dict[str, Any] = {
             "path": str(f),
-            "sha256": sha256_file(f),
+            "sha256": hashes[f] if hashes and f in hashes else sha256_file(f),
             "records": counts.get(str(f), 0),
         }
         replaced = notes.surrogates.get(str(f))

@@ -11,12 +11,13 @@ from contam_cli._version import __version__
 from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.options import ScanOptions
+from contam_cli.features.eval_refs import EvalRefs
 from contam_cli.io.model import Record
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import NGRAM_METHODS, ExampleTable, NgramColumns, Report, SourceResult
+from contam_cli.report.columns import Fingerprints
 from contam_cli.report.values import Reason
 from contam_cli.stats import zscores
-from contam_cli.text.fingerprint import fingerprints
 
 __all__ = ["ngram_report"]
 
@@ -45,11 +46,12 @@ def ngram_report(
     z[scorable] = zscores(overlap[scorable])
     z = _round6(z, scorable)
     reasons, sparse = _details(index, acc, policy, overlap, run, z, scorable)
+    refs = records if isinstance(records, EvalRefs) else None
     table = ExampleTable(
-        ids=[r.id for r in records],
-        eval_paths=[r.locator.path for r in records],
-        eval_lines=[r.locator.line for r in records],
-        fingerprints=fingerprints(index.digests),
+        ids=refs.ids if refs else [r.id for r in records],
+        eval_paths=refs.eval_paths() if refs else [r.locator.path for r in records],
+        eval_lines=refs.eval_lines() if refs else [r.locator.line for r in records],
+        fingerprints=Fingerprints(index.digests),
         methods=NGRAM_METHODS,
         scores={
             "longest_run": np.where(scorable, run, np.nan),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +24,7 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
-from contam_cli.features.eval_side import eval_warnings, index_eval, load_eval
+from contam_cli.features.eval_side import eval_warnings, index_eval, index_eval_refs, load_eval
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import ngram_report
@@ -126,7 +126,7 @@ class CorpusScan:
     empty texts, their description, the index scanned), the accumulated matches, the corpus
     files' sha256, and the boilerplate suppression when it was on."""
 
-    records: list[Record]
+    records: Sequence[Record]
     eval_inputs: list[dict[str, Any]]
     index: EvalIndex
     acc: Accumulator
@@ -164,7 +164,7 @@ def scan_corpus(
     tk = Tokenizer(opts.norm, accel=opts.accel)
     if opts.fuzzy is not None:
         check_fuzzy_input(eval)
-    records, eval_inputs, eval_index = index_eval(eval, opts, tk)
+    records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
     fuzzy = fuzzy_eval_index(eval, opts, len(records), tk) if opts.fuzzy is not None else None
     n_shards = sum(len(plan_shards(s, src)) for s, src in enumerate(sources))
     executor = executor or make_executor(opts.jobs, n_shards)
@@ -273,7 +273,7 @@ def _scan_index(
     _check_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
     tk = Tokenizer(opts.norm, accel=opts.accel)
-    records, eval_inputs, eval_index = index_eval(eval, opts, tk)
+    records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
     suppression = suppress(eval_index, opts, None) if opts.ignores else None
     if suppression is not None:
         eval_index = suppression.index

@@ -14,7 +14,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from contam_cli.report.columns import column, equal_columns, sparse
+from contam_cli.report.columns import LazyColumn, column, equal_columns, sparse
 from contam_cli.report.fuzzy import FuzzyColumns
 from contam_cli.report.ngram import NgramColumns
 from contam_cli.report.values import ExampleResult, Method, NgramResult, Reason
@@ -46,10 +46,12 @@ class ExampleTable(Sequence[ExampleResult]):
         fuzzy: FuzzyColumns | None = None,
     ) -> None:
         n = len(ids)
+        # NOTE: lazy columns stay lazy (a scan's million fingerprints are made when written);
+        # the ids, read everywhere, are strings.
         self.ids = tuple(ids)
-        self.eval_paths = tuple(eval_paths)
-        self.eval_lines = tuple(eval_lines)
-        self.fingerprints = tuple(fingerprints)
+        self.eval_paths: Sequence[str] = _kept(eval_paths)
+        self.eval_lines: Sequence[int | None] = _kept(eval_lines)
+        self.fingerprints: Sequence[str] = _kept(fingerprints)
         if not len(self.eval_paths) == len(self.eval_lines) == len(self.fingerprints) == n:
             raise ValueError("ExampleTable: columns of different lengths")
         self.methods = tuple(methods)
@@ -301,6 +303,10 @@ class ExampleTable(Sequence[ExampleResult]):
             if e in rows:
                 d["details"][k] = rows[e]
         return d
+
+
+def _kept(values: Sequence[Any]) -> Sequence[Any]:
+    return values if isinstance(values, LazyColumn) else tuple(values)
 
 
 def _floats(values: np.ndarray, integer: bool = False) -> list[Any]:

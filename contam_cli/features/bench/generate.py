@@ -37,10 +37,11 @@ the span, so no match can run past it. Tokens are always :func:`contam_cli.text.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -175,15 +176,27 @@ def write_corpus(
 # Outputs
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> int:
-    data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in rows)
-    path.write_bytes(data)
-    return len(data)
+def _write_jsonl(path: Path, rows: Iterable[dict]) -> int:
+    """Write `rows` as JSONL, a few thousand at a time (a million rows are never held as one
+    text); the bytes written."""
+    size = 0
+    with path.open("wb") as fh:
+        for block in _blocks(rows):
+            data = b"".join(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in block)
+            fh.write(data)
+            size += len(data)
+    return size
 
 
-def _labels(examples: list[Example], plants: list[Plant], home: dict[int, str]) -> list[dict]:
+def _blocks(rows: Iterable[dict]) -> Iterator[list[dict]]:
+    it = iter(rows)
+    while block := list(itertools.islice(it, 4096)):
+        yield block
+
+
+def _labels(examples: list[Example], plants: list[Plant], home: dict[int, str]) -> Iterator[dict]:
     spans = {p.example: list(p.span_words) for p in plants if p.span_words is not None}
-    return [
+    return (
         {
             "id": ex.id,
             "category": ex.category,
@@ -193,7 +206,7 @@ def _labels(examples: list[Example], plants: list[Plant], home: dict[int, str]) 
             "span_words": spans.get(i),
         }
         for i, ex in enumerate(examples)
-    ]
+    )
 
 
 def _prepare(out: Path) -> Path:
@@ -278,7 +291,7 @@ def generate(
         stream_bytes,
         plants,
     )
-    eval_bytes = _write_jsonl(out / "eval.jsonl", [{"id": e.id, "text": e.text} for e in examples])
+    eval_bytes = _write_jsonl(out / "eval.jsonl", ({"id": e.id, "text": e.text} for e in examples))
     _write_jsonl(out / "labels.jsonl", _labels(examples, plants, corpus["home"]))
     meta = {
         "generator": "contam_cli.features.bench.generate",

@@ -205,6 +205,10 @@ def _capitalized(word: str) -> str:
 # Text model
 
 
+#: Documents composed per step (see TextModel.compose).
+_COMPOSE_DOCS = 4096
+
+
 @dataclass(frozen=True)
 class Sampler:
     """Draws from a fixed discrete distribution via a quantised inverse-CDF table (2^21 cells)."""
@@ -351,10 +355,18 @@ class TextModel:
         self, ids: np.ndarray, form: np.ndarray, suffix: np.ndarray, lengths: np.ndarray
     ) -> list[str]:
         """The texts of consecutive documents of ``lengths`` words, from :meth:`layout`."""
-        pieces = self.pieces[(form * len(SUFFIXES) + suffix) * len(self.words) + ids]
         bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
-        # NOTE: every document ends on a sentence end, whose suffix has one trailing space.
-        return ["".join(pieces[a:b].tolist())[:-1] for a, b in zip(bounds, bounds[1:])]
+        out: list[str] = []
+        # NOTE: a few thousand documents at a time: the same texts, without temporaries the size
+        # of every word at once (gigabytes for a million eval examples).
+        for first in range(0, len(bounds) - 1, _COMPOSE_DOCS):
+            at = bounds[first : first + _COMPOSE_DOCS + 1]
+            lo, hi = at[0], at[-1]
+            code = (form[lo:hi] * len(SUFFIXES) + suffix[lo:hi]) * len(self.words) + ids[lo:hi]
+            pieces = self.pieces[code].tolist()
+            # NOTE: every document ends on a sentence end, whose suffix has one trailing space.
+            out += ["".join(pieces[a - lo : b - lo])[:-1] for a, b in zip(at, at[1:])]
+        return out
 
     def _suffixes(
         self, ids: np.ndarray, rng: np.random.Generator, is_end: np.ndarray, quoted: np.ndarray
