@@ -1,8 +1,8 @@
 """Where a command's corpus tasks run: ``--engine local|ray``, the Ray cluster, ``--checkpoint``.
 
 The options are declared here once for every command that passes corpus work through an
-executor (scan, clean); :func:`executor_from_options` turns them into the executor the library
-call takes (None: the library's own local choice, as without these options).
+executor (scan, clean, index build); :func:`executor_from_options` turns them into the
+executor the library call takes (None: the library's own local choice, as without these options).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import orjson
 import typer
 
 from contam_cli.cli import common as c
+from contam_cli.cli import engine_options as eo
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
 from contam_cli.engine.options import ScanOptions
 from contam_cli.features.scan import resolve_sources
@@ -45,10 +46,19 @@ def build_command(
     no_casefold: c.NoCasefoldOpt = False,
     no_nfkc: c.NoNfkcOpt = False,
     force: ForceOpt = False,
+    jobs: c.JobsOpt = 0,
+    engine: eo.EngineOpt = eo.Engine.local,
+    ray_address: eo.RayAddressOpt = None,
+    ray_cpus: eo.RayCpusOpt = None,
+    ray_runtime_env: eo.RayRuntimeEnvOpt = None,
     progress: c.ProgressOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
-    """Index every n-gram of a corpus (sorted, memory-mapped hashes with a provenance header)."""
+    """Index every n-gram of a corpus (sorted, memory-mapped hashes with a provenance header).
+
+    The same index, byte for byte, with any --jobs or --engine; with --engine ray on a cluster,
+    --output must be on storage every node shares.
+    """
     with c.handle_errors(debug):
         opts = ScanOptions(
             n=ngram_size,
@@ -58,6 +68,16 @@ def build_command(
             exclude=tuple(exclude or ()),
         )
         given = c.corpus_argument(corpus, source)
+        inputs = [p for ps in given.values() for p in ps]
+        executor = eo.executor_from_options(
+            engine,
+            ray_address,
+            ray_cpus,
+            jobs,
+            None,
+            ray_runtime_env=ray_runtime_env,
+            inputs=c.local_paths(given),
+        )
         sources = resolve_sources(given, opts)
         total = sum(p.stat().st_size for s in sources for p in s.paths)
         with c.progress_bar(progress, total, "indexing corpus") as tick:
@@ -70,7 +90,9 @@ def build_command(
                 corpus_spec=opts.corpus_spec,
                 force=force,
                 progress=tick,
-                inputs=[p for ps in given.values() for p in ps],
+                inputs=inputs,
+                jobs=jobs,
+                executor=executor,
             )
         for s in header.sources:
             sys.stdout.write(

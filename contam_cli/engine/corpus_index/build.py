@@ -1,94 +1,65 @@
-"""Building a corpus index: an external sort, so memory is bounded by a bucket, never the corpus.
+"""Building a corpus index: a map over the corpus' shards, then a reduce over hash buckets.
 
-Each chunk's hashes go to one of many bucket files by their top bits; each bucket is then sorted
-on its own and appended to the output.
+The corpus is planned into shards (:func:`~contam_cli.engine.shards.plan_shards`: files, byte
+ranges of big JSONL files), each a map task (:mod:`.mapper`) that writes its n-gram records,
+grouped by bucket (the hash's top bits), into a run file of its own in the build's staging
+directory. Reduce tasks (:mod:`.reducer`) then sort ranges of buckets across every run file,
+and their parts are concatenated in bucket order. Both run through an
+:class:`~contam_cli.engine.executor.Executor` (in this process, local processes, Ray), and every
+number that could depend on how the work was cut is fixed afterwards (global document numbers
+by a prefix sum over shards, record ordinals and lines of byte ranges by those of the earlier
+ranges), so the index directory is the same, byte for byte, whoever ran it. Memory is bounded
+per task (a spill buffer, a bucket range), never by the corpus.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import orjson
 
+from contam_cli.engine.corpus_index.doctable import check_ranged_files, doc_table, save_npz
 from contam_cli.engine.corpus_index.header import IndexHeader, file_entry
-from contam_cli.engine.shards import Source
+from contam_cli.engine.corpus_index.mapper import (
+    MARKER,
+    REC,
+    MapContext,
+    MapResult,
+    MapTask,
+    map_shard,
+)
+from contam_cli.engine.corpus_index.reducer import (
+    ReduceContext,
+    ReduceTask,
+    append_parts,
+    doc_bases,
+    plan_groups,
+    reduce_group,
+)
+from contam_cli.engine.executor import Executor, make_executor
+from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import OutputError
-from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
 from contam_cli.io.remote import RemoteFile, is_url
-from contam_cli.text import HASH_NAME, NormConfig, Tokenizer
+from contam_cli.text import HASH_NAME, NormConfig
 
 __all__ = ["build_corpus_index"]
 
 _BUCKET_TARGET = 32 << 20  # bytes of hashes per bucket, so that one bucket sorts in memory
+_SPILL_BYTES = 64 << 20  # records a map task holds before writing a segment
+_REDUCE_BYTES = 64 << 20  # records a reduce task reads (or one bucket, when bigger)
 
-
-class _Buckets:
-    """Append-only bucket files keyed by the top bits of each hash (with optional payloads).
-
-    NOTE: up to 4,096 buckets, so they are never all open at once (a process may hold only 1,024
-    or 256 files): records wait in memory, up to `buffer_bytes`, and each flush opens the bucket
-    files one at a time to append to them.
-    """
-
-    def __init__(self, root: Path, bits: int, positions: bool, buffer_bytes: int = 64 << 20):
-        self.root, self.bits, self.positions = root, bits, positions
-        self.buffer_bytes = buffer_bytes
-        self.pending: list[np.ndarray] = []
-        self.pending_bytes = 0
-        root.mkdir(parents=True)
-
-    def add(self, grams: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> None:
-        recs = _records(grams, doc, pos) if self.positions else grams
-        self.pending.append(recs)
-        self.pending_bytes += recs.nbytes
-        if self.pending_bytes >= self.buffer_bytes:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        recs = np.concatenate(self.pending)
-        self.pending, self.pending_bytes = [], 0
-        grams = recs["gram"] if self.positions else recs
-        key = (grams >> np.uint64(64 - self.bits)).astype(np.int64)
-        order = np.argsort(key, kind="stable")
-        recs, key = recs[order], key[order]
-        cuts = np.searchsorted(key, np.arange((1 << self.bits) + 1))
-        for b in np.flatnonzero(np.diff(cuts)).tolist():
-            with open(self.root / f"b{b:05d}", "ab") as fh:
-                fh.write(recs[cuts[b] : cuts[b + 1]].tobytes())
-
-    def drain(self) -> Iterator[np.ndarray]:
-        """Each bucket's contents, sorted (and distinct without positions), in hash order."""
-        self.flush()
-        dtype = _REC if self.positions else np.uint64
-        for i in range(1 << self.bits):
-            path = self.root / f"b{i:05d}"
-            if not path.exists():
-                continue
-            data = np.fromfile(path, dtype=dtype)
-            path.unlink()
-            if self.positions:
-                yield np.sort(data, order=("gram", "doc", "pos"))
-            else:
-                yield np.unique(data)
-
-
-_REC = np.dtype([("gram", "<u8"), ("doc", "<u8"), ("pos", "<u8")])
-
-
-def _records(grams: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    out = np.empty(len(grams), dtype=_REC)
-    out["gram"], out["doc"], out["pos"] = grams, doc, pos
-    return out
+ProgressFn = Callable[[int], None]
 
 
 def build_corpus_index(
@@ -101,13 +72,18 @@ def build_corpus_index(
     corpus_spec: TextSpec,
     chunk_bytes: int = 1 << 20,
     force: bool = False,
-    progress: Any = None,
+    progress: ProgressFn | None = None,
     inputs: Sequence[str | os.PathLike[str]] = (),
+    jobs: int = 1,
+    executor: Executor | None = None,
 ) -> IndexHeader:
     """Build an index of every n-gram of `sources` into directory `out` (atomically: built beside
-    it and renamed into place).
+    it and renamed into place; nothing is left behind on an error or an interrupt).
 
     `inputs`: the paths the user gave (directories too), which the output must stay out of.
+    `executor` runs the map and reduce tasks (default: local processes for `jobs`, 0 meaning
+    every core; in this process for 1); on a Ray cluster `out` must be on storage every node
+    shares. The index is the same, byte for byte, with any executor.
     """
     out = Path(out)
     # NOTE: a local index cannot be written over a remote input: only paths are checked.
@@ -118,11 +94,8 @@ def build_corpus_index(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         os.chmod(tmp, 0o777 & ~_umask())  # NOTE: mkdtemp's 0700 would surprise users.
-        tk = Tokenizer(norm)
-        described = [
-            _build_source(k, src, tmp, out, n, positions, corpus_spec, chunk_bytes, tk, progress)
-            for k, src in enumerate(sources)
-        ]
+        build = _Build(tmp, out, n, norm, positions, corpus_spec, chunk_bytes)
+        described = build.run(sources, executor, jobs, progress)
         header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described)
         (tmp / "header.json").write_bytes(
             orjson.dumps(header.to_dict(), option=orjson.OPT_INDENT_2)
@@ -155,83 +128,179 @@ def _check_output(out: Path, inputs: list[Path], force: bool) -> None:
             raise OutputError(f"{out}: exists and is not a contam index; not replacing it")
 
 
-def _build_source(
-    k: int,
-    src: Source,
-    tmp: Path,
-    out: Path,
-    n: int,
-    positions: bool,
-    spec: TextSpec,
-    chunk_bytes: int,
-    tk: Tokenizer,
-    progress: Any,
-) -> dict[str, Any]:
-    total = sum(p.stat().st_size for p in src.paths)
-    bits = int(min(12, max(4, np.ceil(np.log2(max(1, total * 8 // _BUCKET_TARGET + 1))))))
-    buckets = _Buckets(tmp / f"s{k}.buckets", bits, positions)
-    docs: dict[str, list[int]] = {"file_ord": [], "offset": [], "record": [], "line": []}
-    n_docs = n_grams = 0
-    for f_ord, path in enumerate(src.paths):
-        for batch in iter_text_batches(path, spec=spec, chunk_bytes=chunk_bytes):
-            stream = tk.tokens(batch.texts)
-            grams, win = tk.ngrams(stream, n)
-            counts = np.bincount(stream.doc, minlength=len(batch.texts))
-            doc = stream.doc[win]
-            pos = win - (np.cumsum(counts) - counts)[doc]
-            buckets.add(grams, (doc + n_docs).astype(np.uint64), pos.astype(np.uint64))
-            if positions:
-                m = len(batch.texts)
-                docs["file_ord"].extend([f_ord] * m)
-                docs["offset"].extend(batch.offsets)
-                docs["record"].extend(range(batch.first_ordinal, batch.first_ordinal + m))
-                docs["line"].extend(batch.lines)
-            n_docs += len(batch.texts)
-            n_grams += len(grams)
-        if progress:
-            progress(path.stat().st_size)
-    stored = _write_sorted(buckets, tmp / f"s{k}", positions)
-    shutil.rmtree(tmp / f"s{k}.buckets")
-    if positions:
-        np.savez(
-            tmp / f"s{k}.docs.npz",
-            file_ord=np.array(docs["file_ord"], dtype=np.int64),
-            offset=np.array(docs["offset"], dtype=np.int64),
-            record=np.array(docs["record"], dtype=np.int64),
-            line=np.array(docs["line"], dtype=np.int64),
-        )
-    return {
-        "name": src.name,
-        "files": [_file_entry(p, out) for p in src.paths],
-        "documents": n_docs,
-        "ngrams": n_grams,
-        "stored": stored,
-    }
+def bucket_bits(total: int) -> int:
+    """Hash-prefix bits of a source of `total` bytes: from its size alone (4 to 12)."""
+    return int(min(12, max(4, np.ceil(np.log2(max(1, total * 8 // _BUCKET_TARGET + 1))))))
 
 
-def _file_entry(path: Path | RemoteFile, out: Path) -> dict[str, Any]:
-    """A corpus file as the header records it; a remote object by its URL, size and ETag (no
-    relpath, no sha256: hashing it would read it once more)."""
-    if isinstance(path, Path):
-        return file_entry(path, out)
-    return {**path.describe(), "relpath": None}
+class _Build:
+    """One build into the staging directory `tmp`: the map, the reduce, the index files."""
+
+    def __init__(
+        self,
+        tmp: Path,
+        out: Path,
+        n: int,
+        norm: NormConfig,
+        positions: bool,
+        spec: TextSpec,
+        chunk_bytes: int,
+    ) -> None:
+        self.tmp, self.out, self.positions = tmp, out, positions
+        token = secrets.token_hex(16)
+        (tmp / MARKER).write_text(token, encoding="utf-8")
+        (tmp / "map").mkdir()
+        (tmp / "reduce").mkdir()
+        root = os.path.abspath(tmp)  # NOTE: what workers elsewhere (Ray) can find
+        self.map_ctx = MapContext(n, norm, positions, spec, chunk_bytes, root, token, _SPILL_BYTES)
+        self.reduce_ctx = ReduceContext(root, token, positions)
+
+    def run(
+        self,
+        sources: list[Source],
+        executor: Executor | None,
+        jobs: int,
+        progress: ProgressFn | None,
+    ) -> list[dict[str, Any]]:
+        """Build every source into the staging directory; their header entries."""
+        bits = [bucket_bits(sum(p.stat().st_size for p in src.paths)) for src in sources]
+        with _held(executor):
+            tasks, results, entries = self._map(sources, bits, executor, jobs, progress)
+            plan = [self._groups(k, bits[k], tasks, results[k]) for k in range(len(sources))]
+            flat = [t for groups in plan for t in groups]
+            stored = iter(_run(executor, jobs, reduce_group, self.reduce_ctx, flat, None, None))
+        shutil.rmtree(self.tmp / "map")  # NOTE: before the parts are concatenated: less disk
+        described = []
+        for k, src in enumerate(sources):
+            parts = [next(stored) for _ in plan[k]]
+            described.append(self._finish(k, src, plan[k], parts, results[k], entries))
+        self.cleanup()
+        return described
+
+    def _map(
+        self,
+        sources: list[Source],
+        bits: list[int],
+        executor: Executor | None,
+        jobs: int,
+        progress: ProgressFn | None,
+    ) -> tuple[list[MapTask], list[list[MapResult]], dict[Path | RemoteFile, dict[str, Any]]]:
+        """Every shard mapped (the files hashed beside): the tasks, their results per source,
+        the header's file entries."""
+        shards = [sh for k, src in enumerate(sources) for sh in plan_shards(k, src)]
+        tasks = [MapTask(i, sh, bits[sh.source]) for i, sh in enumerate(shards)]
+        on_done = (lambda i: progress(shards[i].size)) if progress else None
+        hashing = _Hashing([p for src in sources for p in src.paths], self.out)
+        try:
+            mapped = _run(executor, jobs, map_shard, self.map_ctx, tasks, hashing.start, on_done)
+            entries = hashing.results()
+        finally:
+            hashing.close()  # NOTE: before the reduce forks: no thread may run then
+        results = [
+            [r for t, r in zip(tasks, mapped) if t.shard.source == k] for k in range(len(sources))
+        ]
+        for per_source in results:
+            check_ranged_files(per_source)
+        return tasks, results, entries
+
+    def _groups(
+        self, k: int, bits: int, tasks: list[MapTask], results: list[MapResult]
+    ) -> list[ReduceTask]:
+        """The reduce tasks of source `k`, from its map tasks' records per bucket."""
+        buckets = 1 << bits
+        counts = sum((r.bucket_counts for r in results), np.zeros(buckets, dtype=np.int64))
+        numbers = [t.number for t in tasks if t.shard.source == k]
+        maps = tuple(zip(numbers, doc_bases(results)))
+        budget = max(1, _REDUCE_BYTES // (REC.itemsize if self.positions else 8))
+        return [
+            ReduceTask(k, g, a, b, buckets, maps)
+            for g, (a, b) in enumerate(plan_groups(counts, budget))
+        ]
+
+    def _finish(
+        self,
+        k: int,
+        src: Source,
+        groups: list[ReduceTask],
+        stored: list[int],
+        results: list[MapResult],
+        entries: dict[Path | RemoteFile, dict[str, Any]],
+    ) -> dict[str, Any]:
+        """Source `k`'s index files and header entry."""
+        append_parts(self.tmp, self.tmp / f"s{k}", groups, self.positions)
+        if self.positions:
+            save_npz(self.tmp / f"s{k}.docs.npz", doc_table(results))
+        return {
+            "name": src.name,
+            "files": [entries[p] for p in src.paths],
+            "documents": sum(r.documents for r in results),
+            "ngrams": sum(r.ngrams for r in results),
+            "stored": sum(stored),
+        }
+
+    def cleanup(self) -> None:
+        """Remove the staging files: what is left is the index."""
+        shutil.rmtree(self.tmp / "reduce")
+        (self.tmp / MARKER).unlink()
 
 
-def _write_sorted(buckets: _Buckets, stem: Path, positions: bool) -> int:
-    count = 0
-    with open(f"{stem}.grams.u64", "wb") as g:
-        if not positions:
-            for part in buckets.drain():
-                g.write(part.tobytes())
-                count += len(part)
-            return count
-        with open(f"{stem}.doc.u64", "wb") as d, open(f"{stem}.pos.u64", "wb") as p:
-            for part in buckets.drain():
-                g.write(np.ascontiguousarray(part["gram"]).tobytes())
-                d.write(np.ascontiguousarray(part["doc"]).tobytes())
-                p.write(np.ascontiguousarray(part["pos"]).tobytes())
-                count += len(part)
-    return count
+def _held(executor: Executor | None) -> AbstractContextManager[Any]:
+    """An executor that holds its workers between passes (Ray's) keeps them for both."""
+    if hasattr(executor, "__enter__") and hasattr(executor, "__exit__"):
+        return cast(AbstractContextManager[Any], executor)
+    return nullcontext()
+
+
+def _run(
+    executor: Executor | None,
+    jobs: int,
+    work: Callable[[Any, Any], Any],
+    context: Any,
+    tasks: Sequence[Any],
+    on_start: Callable[[], None] | None,
+    on_done: Callable[[int], None] | None,
+) -> list[Any]:
+    """Every task's result in order; the workers are stopped before this returns or raises
+    (the caller may remove what they write)."""
+    ex = executor or make_executor(jobs, len(tasks))
+    results = ex.map(work, context, tasks, on_start=on_start, on_done=on_done)
+    try:
+        return list(results)
+    finally:
+        close = getattr(results, "close", None)  # NOTE: a generator stops its workers here
+        if close is not None:
+            close()
+
+
+class _Hashing:
+    """The header's file entries (sha256 of local files) in a thread beside the map, started
+    once the workers exist (nothing may fork while a thread runs)."""
+
+    def __init__(self, paths: Iterable[Path | RemoteFile], out: Path) -> None:
+        self.paths, self.out = list(paths), out
+        self.pool: ThreadPoolExecutor | None = None
+        self.futures: dict[Path, Future[dict[str, Any]]] = {}
+
+    def start(self) -> None:
+        local = [p for p in self.paths if isinstance(p, Path)]
+        if local:
+            self.pool = ThreadPoolExecutor(max_workers=1)
+            self.futures = {p: self.pool.submit(file_entry, p, self.out) for p in local}
+
+    def results(self) -> dict[Path | RemoteFile, dict[str, Any]]:
+        """A remote object by its URL, size and ETag (no relpath, no sha256: hashing it would
+        read it once more)."""
+        got: dict[Path | RemoteFile, dict[str, Any]] = {
+            p: f.result() for p, f in self.futures.items()
+        }
+        for p in self.paths:
+            if isinstance(p, RemoteFile):
+                got[p] = {**p.describe(), "relpath": None}
+        return got
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _umask() -> int:
