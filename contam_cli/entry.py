@@ -8,6 +8,7 @@ commands themselves clean up what they were writing (see :mod:`contam_cli.cli.ex
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from typing import Any
@@ -25,6 +26,7 @@ def main() -> None:
     """Run `contam`."""
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _terminated)
+    _utf8_streams()
     try:
         from contam_cli.cli import main as cli_main
 
@@ -33,6 +35,20 @@ def main() -> None:
         _end("contam: interrupted\n", 130)
     except Terminated:
         _end("contam: terminated\n", 143)
+
+
+def _utf8_streams() -> None:
+    """stdout and stderr in UTF-8 with LF line ends on Windows too.
+
+    NOTE: into a pipe or a file Windows gives the locale's code page and CRLF line ends: JSON
+    and tables would differ by OS, and eval text outside the code page would fail to print.
+    """
+    if os.name != "nt":  # NOTE: os.name, not sys.platform: mypy would call the rest unreachable
+        return
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(encoding="utf-8", errors=stream.errors, newline="\n")
 
 
 def _end(message: str, code: int) -> None:

@@ -1,4 +1,5 @@
-"""Shared test helpers: fixture paths, file factories and a pinned Rich console."""
+"""Shared test helpers: fixture paths, file factories, a pinned Rich console, and what keeps
+tests portable (symlinks where the OS allows them, outputs compared with ``/`` separators)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,30 @@ def assert_valid_report(data: bytes | str | dict) -> dict:
     doc = data if isinstance(data, dict) else orjson.loads(data)
     jsonschema.Draft202012Validator(_SCHEMA).validate(doc)
     return doc
+
+
+def symlink_or_skip(link: Path, target: Path, *, target_is_directory: bool = False) -> Path:
+    """Make `link` point at `target`, or skip the test where the OS refuses (Windows without
+    the symlink privilege or developer mode); returns `link`."""
+    try:
+        os.symlink(target, link, target_is_directory=target_is_directory)
+    except (OSError, NotImplementedError) as e:
+        pytest.skip(f"cannot create a symlink here: {e}")
+    return link
+
+
+POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="POSIX only")
+"""For what only POSIX has: device files, permission bits that bind, signals to a process."""
+
+
+def posix_paths(text: str) -> str:
+    """`text` with Windows path separators written ``/`` (as it is elsewhere), so that output
+    naming files compares with expected text written with ``/`` (docs, golden files). JSON's
+    escaped ``\\\\`` counts as one separator.
+
+    >>> posix_paths("a/b.txt:3")
+    'a/b.txt:3'
+    """
+    if os.sep == "/":
+        return text
+    return text.replace("\\\\", "/").replace("\\", "/")

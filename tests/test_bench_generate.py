@@ -219,7 +219,7 @@ def test_contam_without_jobs_option_falls_back(
     bench_scan: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = tmp_path / "fake_contam.py"
-    fake.write_text(FAKE_CONTAM)
+    fake.write_text(FAKE_CONTAM, encoding="utf-8", newline="\n")
 
     def command(bench: object, report: Path, jobs: int | None) -> list[str]:
         cmd = [sys.executable, str(fake), "--report", str(report)]

@@ -53,8 +53,12 @@ def test_decontam_example_keeps_1_3_5(tmp_path: Path, train: str) -> None:
     out, dirty = tmp_path / "eval.clean.jsonl", tmp_path / "eval.dirty.jsonl"
     result = run("clean", EVAL, "-c", DECONTAM / train, "-n", 8, "-o", out, "--dirty-out", dirty)
     assert result.exit_code == 1, result.output
-    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [1, 3, 5]
-    assert [json.loads(x)["id"] for x in dirty.read_text().splitlines()] == [0, 2, 4]
+    assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == [1, 3, 5]
+    assert [json.loads(x)["id"] for x in dirty.read_text(encoding="utf-8").splitlines()] == [
+        0,
+        2,
+        4,
+    ]
     lines = EVAL.read_bytes().splitlines(keepends=True)
     assert out.read_bytes() == lines[1] + lines[3] + lines[5]
     assert result.stdout.splitlines()[0].split() == ["removed", "reasons", "where"]
@@ -63,7 +67,7 @@ def test_decontam_example_keeps_1_3_5(tmp_path: Path, train: str) -> None:
 
 def test_nothing_to_remove_exits_0_and_copies(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
-    corpus.write_text(json.dumps({"text": words("zz", 40)}) + "\n")
+    corpus.write_text(json.dumps({"text": words("zz", 40)}) + "\n", encoding="utf-8", newline="\n")
     out = tmp_path / "o.jsonl"
     result = run("clean", EVAL, "-c", corpus, "-n", 8, "-o", out)
     assert result.exit_code == 0, result.output
@@ -78,7 +82,7 @@ def test_no_fail_and_report(tmp_path: Path) -> None:
         "--report", report, "--no-fail",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    data = json.loads(report.read_text())
+    data = json.loads(report.read_text(encoding="utf-8"))
     assert data["schema"] == "contam.report/2"
     assert [e["id"] for e in data["examples"] if e["flagged"]] == ["0", "2", "4"]
 
@@ -184,7 +188,7 @@ def test_eval_directory_mirrors_relative_paths(tmp_path: Path) -> None:
     evals = tmp_path / "evals"
     (evals / "sub").mkdir(parents=True)
     (evals / "a.jsonl").write_bytes(EVAL.read_bytes())
-    (evals / "sub" / "b.txt").write_text(words("bb", 12) + "\n")
+    (evals / "sub" / "b.txt").write_text(words("bb", 12) + "\n", encoding="utf-8", newline="\n")
     out, dirty = tmp_path / "clean", tmp_path / "dirty"
     result = clean_eval(evals, DECONTAM / "train.jsonl", out, dirty_output=dirty, n=8)
     assert [e.id for e in result.removed] == ["0", "2", "4"]
@@ -222,9 +226,11 @@ def _corpus(root: Path) -> Path:
     (c / "sub" / "b.jsonl.gz").write_bytes(
         gzip.compress(orjson.dumps(texts[0]) + b"\n" + orjson.dumps(texts[3]) + b"\n", mtime=0)
     )
-    (c / "c.json").write_text(json.dumps(texts, indent=2))
+    (c / "c.json").write_text(json.dumps(texts, indent=2), encoding="utf-8", newline="\n")
     (c / "d.txt").write_text(
-        f"{doc(5, LEAKS[1])}\n\n{filler(6, 60)}\n\n{LEAKS[2]}\n{filler(8, 60)}\n"
+        f"{doc(5, LEAKS[1])}\n\n{filler(6, 60)}\n\n{LEAKS[2]}\n{filler(8, 60)}\n",
+        encoding="utf-8",
+        newline="\n",
     )
     chat = {
         "messages": [
@@ -284,32 +290,38 @@ def test_corpus_clean_then_rescan_finds_nothing(tmp_path: Path, mode: str) -> No
 
 
 def _doc_d3(corpus: Path) -> dict:
-    return json.loads((corpus / "a.jsonl").read_text().splitlines()[3])
+    return json.loads((corpus / "a.jsonl").read_text(encoding="utf-8").splitlines()[3])
 
 
 def test_cut_span_splits_text_records_with_unique_ids(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     clean_corpus(_eval(tmp_path), corpus, out)
-    rows = [json.loads(x) for x in (out / "a.jsonl").read_text().splitlines() if x.strip()]
+    rows = [
+        json.loads(x)
+        for x in (out / "a.jsonl").read_text(encoding="utf-8").splitlines()
+        if x.strip()
+    ]
     assert [r["id"] for r in rows] == ["d0#0", "d0#1", "d1#0", "d1#1", "d2#0", "d2#1", "d3"]
     assert all(r["meta"] == {"k": int(r["id"][1])} for r in rows)
     assert rows[-1] == _doc_d3(corpus)  # the untouched document, byte for byte below
     d3_line = (corpus / "a.jsonl").read_bytes().splitlines(keepends=True)[3]
     assert (out / "a.jsonl").read_bytes().endswith(d3_line + b"\n")
-    d0 = json.loads((corpus / "a.jsonl").read_text().splitlines()[0])["text"]
+    d0 = json.loads((corpus / "a.jsonl").read_text(encoding="utf-8").splitlines()[0])["text"]
     for r in rows[:-1]:
         assert len(r["text"]) >= 200 and not any(leak in r["text"] for leak in LEAKS)
     assert d0.startswith(rows[0]["text"]) and d0.endswith(rows[1]["text"])
-    array = json.loads((out / "c.json").read_text())
+    array = json.loads((out / "c.json").read_text(encoding="utf-8"))
     assert [r["id"] for r in array] == [r["id"] for r in rows]
-    assert (out / "c.json").read_text().startswith("[\n  {")  # original separators kept
+    assert (
+        (out / "c.json").read_text(encoding="utf-8").startswith("[\n  {")
+    )  # original separators kept
 
 
 def test_chat_records_stay_valid_with_the_same_keys(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     result = clean_corpus(_eval(tmp_path), corpus, out)
-    before = [json.loads(x) for x in (corpus / "e.jsonl").read_text().splitlines()]
-    after = [json.loads(x) for x in (out / "e.jsonl").read_text().splitlines()]
+    before = [json.loads(x) for x in (corpus / "e.jsonl").read_text(encoding="utf-8").splitlines()]
+    after = [json.loads(x) for x in (out / "e.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(after) == 2  # never split
     for b, a in zip(before, after):
         assert a.keys() == b.keys()
@@ -327,8 +339,8 @@ def test_chat_records_stay_valid_with_the_same_keys(tmp_path: Path) -> None:
 def test_txt_pieces_are_separated_by_a_blank_line(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     clean_corpus(_eval(tmp_path), corpus, out)
-    text = (out / "d.txt").read_text()
-    original = (corpus / "d.txt").read_text()
+    text = (out / "d.txt").read_text(encoding="utf-8")
+    original = (corpus / "d.txt").read_text(encoding="utf-8")
     assert all(part in original for part in text.split("\n\n"))
     assert LEAKS[1] not in text and LEAKS[2] not in text and FAR in text
     assert text.startswith(original[:100]) and len(text) < len(original)
@@ -355,13 +367,17 @@ def test_cut_rule(at: int, rule: CutRule, kept: list[str] | None) -> None:
 def test_a_join_that_forms_an_eval_ngram_drops_the_document(tmp_path: Path) -> None:
     ev = tmp_path / "eval.jsonl"
     ev.write_text(
-        json.dumps({"text": LEAKS[0]}) + "\n" + json.dumps({"text": "x1 x2 y1 y2"}) + "\n"
+        json.dumps({"text": LEAKS[0]}) + "\n" + json.dumps({"text": "x1 x2 y1 y2"}) + "\n",
+        encoding="utf-8",
+        newline="\n",
     )
     corpus = tmp_path / "c"
     corpus.mkdir()
     doc = f"{filler(1, 40)} x1 x2 {LEAKS[0]} y1 y2 {filler(2, 40)}"
-    (corpus / "d.txt").write_text(doc)
-    (corpus / "d.jsonl").write_text(json.dumps({"text": doc}) + "\n")
+    (corpus / "d.txt").write_text(doc, encoding="utf-8", newline="\n")
+    (corpus / "d.jsonl").write_text(
+        json.dumps({"text": doc}) + "\n", encoding="utf-8", newline="\n"
+    )
     result = clean_corpus(ev, corpus, tmp_path / "out", n=4, window=0, min_piece=0)
     stats = {Path(f.input).name: f for f in result.files}
     assert (stats["d.txt"].dropped, stats["d.txt"].output) == (1, None)  # "x2\n\ny1" would match
@@ -382,7 +398,11 @@ def test_max_splits_drops_the_document() -> None:
 def test_flagged_only_keeps_unflagged_examples_ngrams(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
     partial = " ".join(LEAKS[0].split()[:8])  # 8 of 20 words: overlap below 0.5, run < 30
-    corpus.write_text(json.dumps({"text": f"{filler(1, 80)} {partial} {filler(2, 80)}"}) + "\n")
+    corpus.write_text(
+        json.dumps({"text": f"{filler(1, 80)} {partial} {filler(2, 80)}"}) + "\n",
+        encoding="utf-8",
+        newline="\n",
+    )
     ev = _eval(tmp_path)
     every = clean_corpus(ev, corpus, tmp_path / "all", n=5)
     only = clean_corpus(ev, corpus, tmp_path / "flagged", n=5, flagged_only=True)
@@ -436,7 +456,7 @@ def test_refuses_an_outdir_holding_an_input_even_with_force(tmp_path: Path) -> N
 def test_non_empty_outdir_needs_force(tmp_path: Path) -> None:
     corpus, ev, out = _corpus(tmp_path), _eval(tmp_path), tmp_path / "out"
     out.mkdir()
-    (out / "keep.txt").write_text("mine")
+    (out / "keep.txt").write_text("mine", encoding="utf-8", newline="\n")
     args = ("clean", ev, "-c", corpus, "--target", "corpus", "-o", out)
     result = run(*args)
     assert result.exit_code == 2, result.output

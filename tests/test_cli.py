@@ -80,7 +80,7 @@ def test_report_file_and_redact(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = run("scan", BENCH, "--corpus", CORPUS, "--report", str(out), "--redact", "--no-fail")
     assert result.exit_code == 0, result.output
-    text = out.read_text()
+    text = out.read_text(encoding="utf-8")
     assert "Canberra" not in text and "photon" not in text
     assert json.loads(text)["examples"][0]["details"]["ngram"]["evidence"]["char_start"] == 41
 
@@ -147,7 +147,7 @@ def test_python_dash_m_and_version() -> None:
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     for cmd in app.registered_commands:
         assert cmd.callback.__doc__, cmd.name
         assert f"contam {cmd.name}" in readme, cmd.name
@@ -190,7 +190,7 @@ def test_a_bad_thresholds_file_is_one_line_naming_file_and_key(
     tmp_path: Path, content: str, message: str
 ) -> None:
     path = tmp_path / "t.json"
-    path.write_text(content)
+    path.write_text(content, encoding="utf-8", newline="\n")
     result = run("scan", BENCH, "--source", f"web={CORPUS}", "--thresholds", str(path))
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
@@ -201,7 +201,7 @@ def test_a_bad_thresholds_file_is_one_line_naming_file_and_key(
 def test_per_source_overlap_threshold_flags_and_reports_its_source(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_text('{"sources": {"web": {"overlap_fraction": 0.9, "controls": 3, '
-                    '"well_estimated": false}}}')  # fmt: skip
+                    '"well_estimated": false}}}', encoding="utf-8", newline="\n")  # fmt: skip
     result = run(
         "scan", BENCH, "--source", f"web={CORPUS}", "--thresholds", str(path),
         "--min-overlap", "1.0", "--min-run", "100", "--json",

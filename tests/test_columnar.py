@@ -38,14 +38,20 @@ def _save_to_disk(root: Path, rows: list[dict], shards: int = 2) -> None:
         with pa.OSFile(str(root / name), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
             w.write_table(table)
         names.append({"filename": name})
-    (root / "state.json").write_text(json.dumps({"_data_files": names, "_split": "train"}))
-    (root / "dataset_info.json").write_text(json.dumps({"features": {"text": {}}}))
+    (root / "state.json").write_text(
+        json.dumps({"_data_files": names, "_split": "train"}), encoding="utf-8", newline="\n"
+    )
+    (root / "dataset_info.json").write_text(
+        json.dumps({"features": {"text": {}}}), encoding="utf-8", newline="\n"
+    )
 
 
 def test_hugging_face_dataset_directory(tmp_path: Path) -> None:
     ds = tmp_path / "hf" / "train"
     _save_to_disk(ds, ROWS)
-    (tmp_path / "hf" / "dataset_dict.json").write_text(json.dumps({"splits": ["train"]}))
+    (tmp_path / "hf" / "dataset_dict.json").write_text(
+        json.dumps({"splits": ["train"]}), encoding="utf-8", newline="\n"
+    )
     files = iter_files(tmp_path / "hf")
     assert [f.name for f in files] == ["data-00000-of-00002.arrow", "data-00001-of-00002.arrow"]
     e = scan([LEAK], [tmp_path / "hf"], n=5).examples[0]
@@ -57,6 +63,6 @@ def test_eval_set_from_parquet(tmp_path: Path) -> None:
     path = tmp_path / "eval.parquet"
     pq.write_table(pa.Table.from_pylist([{"question": LEAK, "answer": "yes", "id": 7}]), path)
     corpus = tmp_path / "c.txt"
-    corpus.write_text(f"x {LEAK}\nyes y")
+    corpus.write_text(f"x {LEAK}\nyes y", encoding="utf-8", newline="\n")
     e = scan(path, [corpus], n=5).examples[0]
     assert e.id == "7" and e.overlap_fraction == 1.0 and e.longest_run == 12

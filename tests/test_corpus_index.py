@@ -91,7 +91,9 @@ def test_index_answers_like_streaming(
 
 
 def test_chained_runs_are_labelled_and_can_exceed_exact_ones(tmp_path: Path) -> None:
-    (tmp_path / "c.jsonl").write_text('{"text": "A B C"}\n{"text": "B C D"}\n')
+    (tmp_path / "c.jsonl").write_text(
+        '{"text": "A B C"}\n{"text": "B C D"}\n', encoding="utf-8", newline="\n"
+    )
     _build([tmp_path / "c.jsonl"], tmp_path / "idx", 3, positions=False)
     e = scan(
         ["A B C D"], index=tmp_path / "idx", n=3, policy=FlagPolicy(min_overlap=None, min_run=4)
@@ -137,16 +139,16 @@ def test_config_mismatch_is_a_clear_error(tmp_path: Path) -> None:
 def test_refused_writes(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    (corpus / "a.txt").write_text("some words here for the index")
+    (corpus / "a.txt").write_text("some words here for the index", encoding="utf-8", newline="\n")
     r = runner.invoke(app, ["index", "build", "-c", str(corpus), "-o", str(corpus / "idx")])
     assert r.exit_code == 2 and not (corpus / "idx").exists()
     other = tmp_path / "notes"
     other.mkdir()
-    (other / "keep.txt").write_text("mine")
+    (other / "keep.txt").write_text("mine", encoding="utf-8", newline="\n")
     r = runner.invoke(app, ["index", "build", "-c", str(corpus), "-o", str(other)])
     assert r.exit_code == 2 and "--force" in r.stderr
     r = runner.invoke(app, ["index", "build", "-c", str(corpus), "-o", str(other), "--force"])
-    assert r.exit_code == 2 and (other / "keep.txt").read_text() == "mine"
+    assert r.exit_code == 2 and (other / "keep.txt").read_text(encoding="utf-8") == "mine"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
@@ -198,7 +200,9 @@ def test_verify_refuses_a_changed_or_missing_corpus_file(tmp_path: Path) -> None
     assert ok.exit_code == 1 and json.loads(ok.stdout)["inputs"]["corpus"][0]["verified"] is True
     plain = json.loads(runner.invoke(app, ["scan", bench, "--index", str(idx), "--json"]).stdout)
     assert plain["inputs"]["corpus"][0]["verified"] is None
-    (corpus / "doc_clean.txt").write_text("changed after the index was built")
+    (corpus / "doc_clean.txt").write_text(
+        "changed after the index was built", encoding="utf-8", newline="\n"
+    )
     r = runner.invoke(app, ["scan", bench, "--index", str(idx), "--verify"])
     assert r.exit_code == 2 and "doc_clean.txt" in r.stderr and "changed" in r.stderr
     (corpus / "doc_clean.txt").unlink()

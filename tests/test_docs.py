@@ -2,10 +2,13 @@
 
 Block kinds (the info string after the opening fence):
 
-* ``console``: ``$ command`` lines, each followed by exactly what it prints (stdout and stderr);
-  ``contam`` runs this checkout's CLI; ``echo $?`` shows the previous command's exit code. The
-  blocks of one document run in order in one fresh directory that holds the bundled
-  ``fixtures/``, so later blocks see the files earlier ones wrote.
+* ``console``: ``$ command`` lines, each followed by exactly what it prints (stdout and stderr,
+  as UTF-8 bytes: a CRLF would show); ``contam`` runs this checkout's CLI; ``echo $?`` shows the
+  previous command's exit code; ``cat FILE...`` prints the files' bytes (in Python: Windows has
+  no cat). The blocks of one document run in order in one fresh directory that holds the bundled
+  ``fixtures/`` (a link, or a copy where the OS allows no link), so later blocks see the files
+  earlier ones wrote. On Windows the paths contam prints have ``\\`` separators: compared as
+  ``/``.
 * ``pycon``: a doctest session (``>>>`` lines and their output), run in that directory too;
 * ``python``: run there; it must not raise;
 * ``json``: must parse;
@@ -18,13 +21,14 @@ import doctest
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ROOT
+from conftest import ROOT, posix_paths
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
@@ -58,7 +62,10 @@ def _session(block: str) -> list[tuple[str, str]]:
 
 
 def _workdir(tmp_path: Path) -> Path:
-    (tmp_path / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
+    try:
+        (tmp_path / "fixtures").symlink_to(ROOT / "fixtures", target_is_directory=True)
+    except (OSError, NotImplementedError):  # NOTE: Windows without the symlink privilege
+        shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures")
     return tmp_path
 
 
@@ -72,12 +79,14 @@ def _env() -> dict[str, str]:
 
 def _run(cmd: str, cwd: Path) -> tuple[int, str]:
     words = shlex.split(cmd)
+    if words and words[0] == "cat":
+        return 0, b"".join((cwd / name).read_bytes() for name in words[1:]).decode("utf-8")
     if words and words[0] == "contam":
         words = [sys.executable, "-m", "contam_cli", *words[1:]]
     proc = subprocess.run(
-        words, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        words, cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
-    return proc.returncode, proc.stdout
+    return proc.returncode, posix_paths(proc.stdout.decode("utf-8"))
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=[d.name for d in DOCS])
@@ -109,7 +118,9 @@ def test_code_blocks_run_and_print_what_is_shown(doc: Path, tmp_path: Path) -> N
 def _doctest(block: str, cwd: Path, where: str) -> None:
     parser = doctest.DocTestParser()
     test = parser.get_doctest(block, {}, where, where, 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner(
+        checker=_PosixPaths(), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
     old = os.getcwd()
     os.chdir(cwd)
     try:
@@ -117,6 +128,13 @@ def _doctest(block: str, cwd: Path, where: str) -> None:
     finally:
         os.chdir(old)
     assert runner.failures == 0, f"{where}: {runner.failures} doctest failures (see output above)"
+
+
+class _PosixPaths(doctest.OutputChecker):
+    """Doctest output compared with paths written ``/`` (see :func:`conftest.posix_paths`)."""
+
+    def check_output(self, want: str, got: str, optionflags: int) -> bool:
+        return super().check_output(want, posix_paths(got), optionflags)
 
 
 def test_the_architecture_page_names_every_module() -> None:

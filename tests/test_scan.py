@@ -36,7 +36,7 @@ def test_contamination_detector_zscores_and_evidence() -> None:
     assert r["q3"].zscore == pytest.approx(-0.8165, abs=1e-4)
     ev = r["q1"].evidence
     assert ev is not None and ev.path.endswith("doc_contaminated.txt") and ev.line == 3
-    doc = (CORPUS / "doc_contaminated.txt").read_text()
+    doc = (CORPUS / "doc_contaminated.txt").read_text(encoding="utf-8")
     assert doc[ev.char_start : ev.char_end] == ev.text
     assert tokenize(ev.text) == tokenize(
         "The capital of Australia is Canberra, which was purpose built as a compromise between "
@@ -103,7 +103,7 @@ def test_longest_run_picks_the_longest_copy() -> None:
     ],
 )
 def test_light_edits_still_found(edit) -> None:  # noqa: ANN001
-    text = (CD / "examples" / "benchmark.jsonl").read_text().splitlines()[0]
+    text = (CD / "examples" / "benchmark.jsonl").read_text(encoding="utf-8").splitlines()[0]
     example = text.split('"text": "')[1].rstrip('"}')
     e = scan([example], ["prefix words " + edit(example) + " suffix words"]).examples[0]
     assert e.overlap_fraction == 1.0 and e.longest_run == len(tokenize(example))
@@ -182,8 +182,12 @@ def test_example_inside_the_corpus_is_found_whole(example, others, n) -> None:  
 
 def test_files_and_paths(tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "a.jsonl").write_text('{"text": "one two three four five"}\n')
-    (tmp_path / "e.jsonl").write_text('{"id": "a", "text": "two three four"}\n')
+    (tmp_path / "c" / "a.jsonl").write_text(
+        '{"text": "one two three four five"}\n', encoding="utf-8", newline="\n"
+    )
+    (tmp_path / "e.jsonl").write_text(
+        '{"id": "a", "text": "two three four"}\n', encoding="utf-8", newline="\n"
+    )
     r = scan(tmp_path / "e.jsonl", [tmp_path / "c"], n=3)
     assert r.examples[0].evidence.path == str(tmp_path / "c" / "a.jsonl")
     assert r.examples[0].evidence.line == 1
@@ -213,6 +217,10 @@ def test_fingerprints_survive_reordering_and_light_edits_and_ignore_the_source()
 
 def test_json_array_with_lone_surrogate_escape_scans(tmp_path: Path) -> None:
     ev = tmp_path / "eval.json"
-    ev.write_text('[{"id": "a", "text": "one two three\\ud800 four five six"}]')
+    ev.write_text(
+        '[{"id": "a", "text": "one two three\\ud800 four five six"}]',
+        encoding="utf-8",
+        newline="\n",
+    )
     e = scan(ev, ["x one two three four five six y"], n=3).examples[0]
     assert e.overlap_fraction == 1.0 and e.longest_run == 6

@@ -5,7 +5,7 @@ of those names would be (:func:`contam_cli.io.memory.records_from_bytes`), :func
 the eval texts attached, and the outputs rendered by the same renderers (table, JSON, HTML) with
 the cleaned eval set beside them.
 
-:func:`run_scan` runs it in a child process (forked where the platform can), the request and
+:func:`run_scan` runs it in a child process (forked on Linux, else spawned), the request and
 the outcome passing through a pipe (never a file), and kills the child when it runs past the
 time budget, so a scan too big for the server ends with a message instead of a hung page. At
 most :data:`MAX_PARALLEL` scans run at once in one server.
@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from contam_cli.app.inputs import NamedBytes
+from contam_cli.engine.executor import start_method
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ContamError, UsageError
 from contam_cli.features.clean.memory import cleaned_eval_bytes
@@ -149,11 +150,11 @@ def _row(e: Any) -> dict[str, Any]:
 
 
 def _context() -> Any:
-    # NOTE: fork starts at once and copies nothing up front; elsewhere spawn (the request still
-    # goes through the pipe). A child that a fork left stuck is killed at the budget like a
-    # slow one.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    # NOTE: the scan's own rule (fork on Linux only, else spawn; see start_method): fork starts
+    # at once and copies nothing up front; spawn costs a fresh interpreter per scan (the
+    # request goes through the pipe either way). A child that a fork left stuck is killed at
+    # the budget like a slow one.
+    return multiprocessing.get_context(start_method())
 
 
 def _child(conn: Connection) -> None:

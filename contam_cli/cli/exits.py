@@ -115,14 +115,19 @@ def stdout_guard(verdict: int) -> Iterator[None]:
     try:
         yield
         sys.stdout.flush()
-    except BrokenPipeError:
+    except OSError as e:
+        if not _closed_pipe(e):
+            _say(f"contam: error: cannot write to stdout: {e.strerror or e}")
+            raise typer.Exit(EXIT_ERROR) from None
         # NOTE: point stdout at /dev/null so that the interpreter's final flush stays quiet.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(verdict) from None
-    except OSError as e:
-        _say(f"contam: error: cannot write to stdout: {e.strerror or e}")
-        raise typer.Exit(EXIT_ERROR) from None
+
+
+def _closed_pipe(e: OSError) -> bool:
+    """The reader of stdout went away: EPIPE, or on Windows EINVAL (CPython issue 79935)."""
+    return isinstance(e, BrokenPipeError) or (sys.platform == "win32" and e.errno == errno.EINVAL)
 
 
 def _click() -> Any:

@@ -7,8 +7,9 @@ task)`` runs:
 
 * :class:`InProcess` runs the tasks one after another in this process;
 * :class:`LocalProcesses` runs them in worker processes on this machine. The context (the eval
-  index, the options) reaches each worker once: inherited by ``fork`` where the platform has it
-  (copy-on-write, nothing pickled), else pickled once per worker;
+  index, the options) reaches each worker once: inherited by ``fork`` on Linux (copy-on-write,
+  nothing pickled), else pickled once per worker started by ``spawn`` (Windows, which has no
+  fork, and macOS, where fork is unsafe: see :func:`start_method`);
 * the Ray engine (extra ``ray``) implements the same interface for a cluster.
 
 NOTE: nothing may fork while another thread runs (the child would inherit locks held by threads
@@ -20,13 +21,26 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from multiprocessing import get_all_start_methods, get_context
 from typing import Any, TypeVar
 
-__all__ = ["Executor", "InProcess", "LocalProcesses", "make_executor", "resolve_jobs"]
+from contam_cli.errors import UsageError
+
+__all__ = [
+    "START_METHOD_ENV",
+    "Executor",
+    "InProcess",
+    "LocalProcesses",
+    "make_executor",
+    "resolve_jobs",
+    "start_method",
+]
 
 C = TypeVar("C")
 T = TypeVar("T")
@@ -34,6 +48,29 @@ R = TypeVar("R")
 
 Work = Callable[[Any, Any], Any]
 """``work(context, task) -> result``: a module-level function (worker processes import it)."""
+
+START_METHOD_ENV = "CONTAM_START_METHOD"
+"""Names the start method of worker processes (``fork``, ``spawn``, ``forkserver``), for tests
+that check the spawn path on Linux; unset, :func:`start_method` decides."""
+
+
+def start_method() -> str:
+    """How worker processes start: ``fork`` on Linux, ``spawn`` everywhere else.
+
+    NOTE: fork is Linux-only on purpose. Windows has none; on macOS it exists but system
+    libraries may start threads (Python's own default there has been spawn since 3.8), and a
+    forked child can crash in them. :data:`START_METHOD_ENV` overrides, for tests.
+    """
+    methods = get_all_start_methods()
+    wanted = os.environ.get(START_METHOD_ENV, "").strip()
+    if wanted:
+        if wanted not in methods:
+            raise UsageError(
+                f"{START_METHOD_ENV}={wanted!r}: this platform starts processes by "
+                + ", ".join(methods)
+            )
+        return wanted
+    return "fork" if sys.platform == "linux" and "fork" in methods else "spawn"
 
 
 class Executor(ABC):
@@ -84,6 +121,40 @@ class InProcess(Executor):
 _WORKER: dict[str, Any] = {}
 
 
+_STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+_MASKED = _STOPPING if hasattr(signal, "pthread_sigmask") else ()
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until this submit (which may start a worker) is done.
+
+    NOTE: starting a spawned worker writes its pickled start to a pipe. Interrupted half-way,
+    the parent would lose track of a worker that then runs on, orphaned, holding the parent's
+    stderr open (a hung pipeline), or leave it a truncated pickle and a traceback. So the
+    handlers defer here (main thread) and re-raise afterwards; and the signals are blocked in
+    this thread, a mask the new worker inherits and lifts in :func:`_init_worker`, once it
+    ignores them (as CPython's resource tracker does).
+    """
+    caught: list[int] = []
+    handlers: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in _STOPPING:
+            # NOTE: a handler set outside Python (None) could not be put back: left alone.
+            if signal.getsignal(sig) is not None:
+                handlers[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _MASKED) if _MASKED else None
+    try:
+        yield
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # NOTE: runs the deferring handler
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            signal.raise_signal(sig)
+
+
 def _init_worker(work: Work, context: Any) -> None:
     # NOTE: Ctrl-C goes to the whole process group; the parent alone handles it (and stops the
     # workers), so a worker never dies half-way through a task with a traceback of its own.
@@ -92,6 +163,8 @@ def _init_worker(work: Work, context: Any) -> None:
         # NOTE: the parent stops its workers with SIGTERM; its own handler (inherited by fork)
         # would make a worker print a traceback instead of just ending.
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _MASKED:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _MASKED)  # NOTE: blocked by _signals_held
     _WORKER["work"], _WORKER["context"] = work, context
 
 
@@ -125,16 +198,18 @@ class LocalProcesses(Executor):
         on_start: Callable[[], None] | None = None,
         on_done: Callable[[int], None] | None = None,
     ) -> Iterator[R]:
-        method = "fork" if "fork" in get_all_start_methods() else None
         pool = ProcessPoolExecutor(
             max_workers=min(self.jobs, max(1, len(tasks))),
-            mp_context=get_context(method),
+            mp_context=get_context(start_method()),
             initializer=_init_worker,
             initargs=(work, context),
         )
         try:
-            # NOTE: the first submit starts every worker (fork), before any thread of ours.
-            pool.submit(_noop).result()
+            # NOTE: the first submit starts every worker (fork), before any thread of ours;
+            # spawned workers start as tasks arrive (spawn is safe beside threads).
+            with _signals_held():
+                first = pool.submit(_noop)
+            first.result()
             if on_start is not None:
                 on_start()
             yield from _in_order(pool, tasks, 2 * self.jobs, on_done)
@@ -157,7 +232,8 @@ def _in_order(
     submitted = done = 0
     while done < len(tasks):
         while submitted < len(tasks) and submitted - done < in_flight:
-            future = pool.submit(_run_task, tasks[submitted])
+            with _signals_held():
+                future = pool.submit(_run_task, tasks[submitted])
             running[future] = submitted
             futures[submitted] = future
             submitted += 1

@@ -98,9 +98,11 @@ def sync_tree(directory: Path) -> None:
     """Flush every file below `directory` (and the directories) to disk, before a staged
     directory is renamed into place: a crash after the rename then cannot leave it short. A
     full disk shows here as an OSError."""
+    # NOTE: Windows flushes a file only through a handle open for writing (FlushFileBuffers).
+    flags = os.O_RDONLY if os.name == "posix" else os.O_RDWR | getattr(os, "O_BINARY", 0)
     for root, _dirs, files in os.walk(directory):
         for name in files:
-            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            fd = os.open(os.path.join(root, name), flags)
             try:
                 os.fsync(fd)
             finally:

@@ -196,7 +196,7 @@ def _file(path: str, base: Path) -> str:
     """`path` with ``/`` separators; an absolute one relative to `base` when it lies below it
     (a relative one already is, to the working directory).
 
-    >>> _file("data/a.jsonl", Path("/repo")), _file("/repo/b.jsonl", Path("/repo"))
+    >>> _file("data/a.jsonl", Path.cwd()), _file(str(Path.cwd() / "b.jsonl"), Path.cwd())
     ('data/a.jsonl', 'b.jsonl')
     """
     p = Path(path)

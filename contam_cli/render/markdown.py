@@ -139,10 +139,33 @@ def _head(report: Report) -> list[str]:
             f"Baseline {code(baseline.get('path'))}: **{baseline.get('new')}** new, "
             f"{baseline.get('accepted')} accepted, {baseline.get('fixed')} fixed (in the "
             "baseline, no longer found)",
+            *_fixed(baseline.get("fixed_findings")),
         ]
     if report.redact:
         lines += ["", "Redacted: no eval or corpus text is shown."]
     return lines
+
+
+def _fixed(entries: object) -> list[str]:
+    """The baseline's findings no longer found, by id, at most :data:`LISTED` (a baseline may
+    hold thousands; the JSON report keeps every one).
+
+    >>> _fixed([{"id": "q1", "fingerprint": "ab" * 16, "source": None}] * 2)
+    ['', 'Fixed: `q1`, `q1`']
+    >>> line = _fixed([{"id": None, "fingerprint": "ab" * 16, "source": "web"}] * 21)[1]
+    >>> line.endswith(", `abababababab` (web), … 1 more (in the JSON report)")
+    True
+    """
+    if not isinstance(entries, Sequence) or not entries:
+        return []
+    names = []
+    for en in entries[:LISTED]:
+        en = en if isinstance(en, Mapping) else {}
+        name = code(en.get("id") or str(en.get("fingerprint") or "")[:12], 60)
+        names.append(f"{name} ({cell(en['source'], 40)})" if en.get("source") else name)
+    more = len(entries) - LISTED
+    tail = f", … {more} more (in the JSON report)" if more > 0 else ""
+    return ["", "Fixed: " + ", ".join(names) + tail]
 
 
 def _score_names(report: Report) -> list[str]:

@@ -340,17 +340,21 @@ def _location(
 def artifact_uri(path: str, base: Path) -> str:
     """`path` as a URI: relative to `base` when it lies below it, else an absolute ``file:`` URI.
 
-    >>> artifact_uri("data/my eval.jsonl", Path("/repo"))
-    'data/my%20eval.jsonl'
-    >>> artifact_uri("/repo/a.jsonl", Path("/repo")), artifact_uri("/x/a.jsonl", Path("/repo"))
-    ('a.jsonl', 'file:///x/a.jsonl')
-    >>> artifact_uri("s3://bucket/corpus/a.jsonl", Path("/repo"))
+    >>> repo = Path.cwd() / "repo"
+    >>> artifact_uri("data/my eval.jsonl", repo), artifact_uri(str(repo / "a.jsonl"), repo)
+    ('data/my%20eval.jsonl', 'a.jsonl')
+    >>> artifact_uri(str(repo.parent / "x.jsonl"), repo) == (repo.parent / "x.jsonl").as_uri()
+    True
+    >>> artifact_uri("s3://bucket/corpus/a.jsonl", repo)
     's3://bucket/corpus/a.jsonl'
     """
     if is_url(path):
         return path
     full = os.path.normpath(os.path.join(os.path.abspath(base), path))
-    rel = os.path.relpath(full, os.path.abspath(base))
+    try:
+        rel = os.path.relpath(full, os.path.abspath(base))
+    except ValueError:  # NOTE: another drive than base's (Windows)
+        rel = ".."
     if rel.startswith(".."):
         return Path(full).as_uri()
     return quote(PurePath(rel).as_posix(), safe="/")

@@ -96,14 +96,17 @@ class Server:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                pytest.fail(f"contam app exited {self.proc.returncode}: {self.log.read_text()}")
+                log = self.log.read_text(encoding="utf-8")
+                pytest.fail(f"contam app exited {self.proc.returncode}: {log}")
             try:
                 with urllib.request.urlopen(self.url + "_stcore/health", timeout=2) as r:
                     if r.read() == b"ok":
                         return
             except OSError:
                 time.sleep(0.3)
-        pytest.fail(f"contam app did not answer in {seconds} s: {self.log.read_text()}")
+        pytest.fail(
+            f"contam app did not answer in {seconds} s: {self.log.read_text(encoding='utf-8')}"
+        )
 
     def stop(self) -> None:
         self.proc.terminate()

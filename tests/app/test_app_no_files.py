@@ -5,8 +5,10 @@ the scan or its child process calls it.
 
 NOTE: the temp dir is a private one (``tempfile.tempdir`` and ``TMPDIR`` point to it), because
 the machine's own /tmp is shared with other processes that write there meanwhile; a write to a
-fixed path anywhere is caught by the patched ``open``/``os.open`` instead. The forked child
-inherits the patches, so a write there fails its scan, which the page then shows as an error.
+fixed path anywhere is caught by the patched ``open``/``os.open`` instead. A forked child
+(Linux) inherits the patches, so a write there fails its scan, which the page then shows as an
+error; a spawned one (macOS, Windows) starts afresh, so there only the page's own process is
+checked, and the listings.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ class Writes:
 
     def guard_open(self, real: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-            if any(c in mode for c in "wax+"):
+            # NOTE: an open file descriptor (the pipe a spawned child's start is written to)
+            # creates no file.
+            if not isinstance(file, int) and any(c in mode for c in "wax+"):
                 self.refuse(f"open({file!r}, {mode!r})")
             return real(file, mode, *args, **kwargs)
 

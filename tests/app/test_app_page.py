@@ -168,7 +168,9 @@ def _slow(request: run.ScanRequest) -> run.ScanOutcome:
 def test_a_scan_past_the_time_budget_ends_with_a_message(
     page: AppTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if "fork" not in __import__("multiprocessing").get_all_start_methods():
+    from contam_cli.engine.executor import start_method
+
+    if start_method() != "fork":
         pytest.skip("the patched slow scan reaches the child only by fork")
     monkeypatch.setenv("CONTAM_APP_MAX_SECONDS", "0.5")
     monkeypatch.setattr(run, "scan_request", _slow)

@@ -30,7 +30,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`contam clean` reads its corpus from files."""
     root = tmp_path_factory.mktemp("corpus")
     for i, text in enumerate(TEXTS):
-        (root / f"d{i}.txt").write_text(text, encoding="utf-8")
+        (root / f"d{i}.txt").write_text(text, encoding="utf-8", newline="\n")
     return root
 
 

@@ -152,10 +152,10 @@ def _run_step(
 ) -> StepRun:
     assert step.get("shell") == "bash", f"step {sid}: every run step says shell: bash"
     output, summary = runner_temp / f"output_{k}", runner_temp / f"summary_{k}"
-    output.write_text("")
-    summary.write_text("")
+    output.write_text("", encoding="utf-8", newline="\n")
+    summary.write_text("", encoding="utf-8", newline="\n")
     script = runner_temp / f"step_{k}.sh"
-    script.write_text(step["run"], encoding="utf-8")
+    script.write_text(step["run"], encoding="utf-8", newline="\n")
     env = {
         "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
         "HOME": str(runner_temp),

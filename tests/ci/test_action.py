@@ -97,7 +97,7 @@ def test_a_baseline_missing_one_finding_fails_on_exactly_that_one(workspace: Pat
     path = _baseline(workspace)
     doc = json.loads(path.read_text(encoding="utf-8"))
     kept = [f for f in doc["findings"] if f["id"] != "q2"]
-    path.write_text(json.dumps({**doc, "findings": kept}), encoding="utf-8")
+    path.write_text(json.dumps({**doc, "findings": kept}), encoding="utf-8", newline="\n")
     run = act(workspace, eval=BENCH, corpus=CORPUS, baseline=path.name)
     assert run.exit_code == 1, run.log
     assert run.outputs["new-findings"] == "1" and run.outputs["flagged"] == "2"
@@ -239,7 +239,9 @@ def test_actionlint_finds_an_injection(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yml"
     bad.write_text(
         "on: issues\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
-        "      - run: echo ${{ github.event.issue.title }}\n"
+        "      - run: echo ${{ github.event.issue.title }}\n",
+        encoding="utf-8",
+        newline="\n",
     )
     proc = subprocess.run([*command, str(bad)], capture_output=True, text=True)
     assert proc.returncode == 1 and "untrusted" in proc.stdout, proc.stdout + proc.stderr
@@ -286,8 +288,8 @@ def test_each_value_is_one_argument_of_contam(
     assert f"--source=web={value}" in args
     assert args[-4:] == ["--", "-x.jsonl", value, f"{tmp_path}/*.nothing"]
     assert "--id-field=item id" in args
-    (tmp_path / "b.jsonl").write_text("")
-    (tmp_path / "a.jsonl").write_text("")
+    (tmp_path / "b.jsonl").write_text("", encoding="utf-8", newline="\n")
+    (tmp_path / "a.jsonl").write_text("", encoding="utf-8", newline="\n")
     monkeypatch.setenv("CONTAM_EVAL", f"{tmp_path}/*.jsonl")
     assert scan.arguments(tmp_path / "r.json")[-2:] == [
         str(tmp_path / "a.jsonl"),

@@ -73,7 +73,7 @@ def _shuffled(src: Path, dst: Path, *, seed: int, drop_ids: bool = False) -> Pat
     random.Random(seed).shuffle(records)
     if drop_ids:
         records = [{"text": r["text"]} for r in records]
-    dst.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    dst.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8", newline="\n")
     return dst
 
 
@@ -188,7 +188,9 @@ def test_a_baseline_is_updated_in_place_and_fixed_findings_are_counted(tmp_path:
     path = write_baseline(tmp_path)
     doc = json.loads(path.read_text(encoding="utf-8"))
     gone = {"fingerprint": "0" * 32, "id": "old", "reasons": [], "source": None}
-    path.write_text(json.dumps({**doc, "findings": [*doc["findings"], gone]}), encoding="utf-8")
+    path.write_text(
+        json.dumps({**doc, "findings": [*doc["findings"], gone]}), encoding="utf-8", newline="\n"
+    )
     report = tmp_path / "r.json"
     r = run("scan", BENCH, "-c", CORPUS, "--baseline", path, "--write-baseline", path,
             "--report", report)  # fmt: skip
@@ -205,7 +207,7 @@ def test_the_report_holds_each_findings_state_and_loads_back(tmp_path: Path) -> 
     path = write_baseline(tmp_path)
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["findings"] = [f for f in doc["findings"] if f["id"] == "q1"]
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path.write_text(json.dumps(doc), encoding="utf-8", newline="\n")
     out = tmp_path / "r.json"
     r = run("scan", BENCH, "-c", CORPUS, "--baseline", path, "--report", out)
     assert r.exit_code == 1, r.output

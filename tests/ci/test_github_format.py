@@ -176,7 +176,7 @@ def test_every_report_renders_as_github() -> None:
 
 def test_the_step_summary_is_appended_never_truncated(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
-    summary.write_text("# an earlier step\n", encoding="utf-8")
+    summary.write_text("# an earlier step\n", encoding="utf-8", newline="\n")
     env = {"GITHUB_STEP_SUMMARY": str(summary)}
     r = run("scan", BENCH, "-c", CORPUS, env=env)
     assert r.exit_code == 1, r.output
@@ -228,7 +228,9 @@ def test_the_summary_fits_what_github_keeps(tmp_path: Path) -> None:
 
 
 def _sarif_validator() -> jsonschema.protocols.Validator:
-    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text("utf-8"))
+    schema = json.loads(
+        (ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8")
+    )
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
@@ -239,7 +241,7 @@ def test_sarif_carries_the_baseline_states_and_is_valid(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     doc = json.loads(baseline.read_text(encoding="utf-8"))
     doc["findings"] = [f for f in doc["findings"] if f["id"] == "q1"]
-    baseline.write_text(json.dumps(doc), encoding="utf-8")
+    baseline.write_text(json.dumps(doc), encoding="utf-8", newline="\n")
     out = tmp_path / "r.sarif"
     r = run("scan", BENCH, "-c", CORPUS, "--baseline", baseline, "--sarif", out, "-f", "sarif")
     assert r.exit_code == 1, r.output

@@ -32,8 +32,10 @@ def _jsonl(path: Path, texts: list[str]) -> Path:
 
 @pytest.fixture
 def data(tmp_path: Path) -> dict[str, Path]:
-    (tmp_path / "formulaic.txt").write_text(" ".join([FORMULA] * 20))
-    (tmp_path / "prose.txt").write_text(PROSE)
+    (tmp_path / "formulaic.txt").write_text(
+        " ".join([FORMULA] * 20), encoding="utf-8", newline="\n"
+    )
+    (tmp_path / "prose.txt").write_text(PROSE, encoding="utf-8", newline="\n")
     return {
         "dir": tmp_path,
         "formulaic": tmp_path / "formulaic.txt",
@@ -186,7 +188,7 @@ def test_scan_and_clean_take_the_boilerplate_options(tmp_path: Path) -> None:
     }
     assert doc["examples"][0]["details"]["ngram"]["ignored_ngrams"] == 10
     licence = tmp_path / "LICENSE"
-    licence.write_text(LICENCE)
+    licence.write_text(LICENCE, encoding="utf-8", newline="\n")
     assert run(*base, "--ignore-from", licence).exit_code == 0
     out = tmp_path / "eval.clean.jsonl"
     cleaned = run(

@@ -90,7 +90,7 @@ def test_never_writes_over_an_input(report: str) -> None:
 
 def test_no_overlap_exits_2(report: str, tmp_path: Path) -> None:
     path = tmp_path / "other.csv"
-    path.write_text("id,correct\nq-a,1\nq-b,0\n", encoding="utf-8")
+    path.write_text("id,correct\nq-a,1\nq-b,0\n", encoding="utf-8", newline="\n")
     result = run(report, "-r", str(path))
     assert result.exit_code == 2
     assert result.stderr.startswith("contam: error: no id of ") and result.stderr.count("\n") == 1
@@ -110,7 +110,11 @@ def test_bad_line_is_one_line_with_file_and_line(report: str, tmp_path: Path) ->
 
 def test_graded_scores_with_mean(report: str, tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
-    path.write_text("id,bleu\n" + "".join(f"{i},{i / 400}\n" for i in range(200)), "utf-8")
+    path.write_text(
+        "id,bleu\n" + "".join(f"{i},{i / 400}\n" for i in range(200)),
+        encoding="utf-8",
+        newline="\n",
+    )
     result = run(report, "-r", str(path), "--metric", "mean", "--score-field", "bleu", "-f", "json")
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout)

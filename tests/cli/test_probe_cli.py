@@ -40,7 +40,7 @@ def _cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     train = tmp_path / "train.txt"
-    train.write_text("\n".join(TRAIN) + "\n", encoding="utf-8")
+    train.write_text("\n".join(TRAIN) + "\n", encoding="utf-8", newline="\n")
     rows = [{"id": f"t{i}", "text": t} for i, t in enumerate(TRAIN)]
     rows += [{"id": "fresh", "text": "my neighbour painted the fence green on a windy day"}]
     rows += [{"id": "tiny", "text": "?!"}]

@@ -114,7 +114,7 @@ def test_bad_input_is_one_line_naming_file_and_line(
     scan_json: str, tmp_path: Path, text: str, where: str
 ) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(text)
+    bad.write_text(text, encoding="utf-8", newline="\n")
     result = run(scan_json, str(bad))
     assert result.exit_code == 2
     assert result.stderr.startswith("contam: error: ") and where in result.stderr
@@ -123,7 +123,7 @@ def test_bad_input_is_one_line_naming_file_and_line(
 
 def test_not_a_report(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
-    bad.write_text(json.dumps({"hello": 1}, indent=2))
+    bad.write_text(json.dumps({"hello": 1}, indent=2), encoding="utf-8", newline="\n")
     result = run(str(bad))
     assert result.exit_code == 2 and "neither a contam report" in result.stderr
 

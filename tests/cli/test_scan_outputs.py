@@ -28,12 +28,12 @@ def test_report_html_and_sarif_written_together(tmp_path: Path) -> None:
             "--html", tmp_path / "r.html", "--sarif", tmp_path / "r.sarif")  # fmt: skip
     assert r.exit_code == 1, r.output
     assert_valid_report((tmp_path / "r.json").read_bytes())
-    assert "<mark" in (tmp_path / "r.html").read_text()
-    assert json.loads((tmp_path / "r.sarif").read_text())["version"] == "2.1.0"
+    assert "<mark" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "r.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
 
 
 def test_a_bad_output_path_fails_before_the_scan(tmp_path: Path) -> None:
-    (tmp_path / "afile").write_text("x")
+    (tmp_path / "afile").write_text("x", encoding="utf-8", newline="\n")
     for bad in (BENCH, tmp_path / "afile" / "r.json", tmp_path):
         r = run("scan", BENCH, "-c", CORPUS, "--report", bad)
         assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
@@ -77,11 +77,11 @@ def test_unknown_roles_are_an_error_listing_the_roles_present() -> None:
 
 def test_a_closed_stdout_ends_quietly_with_the_verdict(tmp_path: Path) -> None:
     # NOTE: a JSON report far larger than a pipe's buffer, so the writer meets the closed pipe.
-    lines = (CD / "examples" / "benchmark.jsonl").read_text().splitlines()
+    lines = (CD / "examples" / "benchmark.jsonl").read_text(encoding="utf-8").splitlines()
     many = [
         json.dumps({"id": f"x{i}", "text": json.loads(lines[i % 5])["text"]}) for i in range(600)
     ]
-    (tmp_path / "e.jsonl").write_text("\n".join(many) + "\n")
+    (tmp_path / "e.jsonl").write_text("\n".join(many) + "\n", encoding="utf-8", newline="\n")
     cmd = [sys.executable, "-m", "contam_cli", "scan", str(tmp_path / "e.jsonl"), "-c", CORPUS]
     cmd.append("--json")
     proc = subprocess.Popen(

@@ -311,7 +311,7 @@ def test_hub_id_loads_offline_from_the_cache(model_dirs: dict[str, Path], tmp_pa
     repo = tmp_path / "models--tiny--gpt2"
     shutil.copytree(model_dirs["plain"], repo / "snapshots" / commit)
     (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
+    (repo / "refs" / "main").write_text(commit, encoding="utf-8", newline="\n")
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "HF_HUB_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))

@@ -146,7 +146,7 @@ def test_provider_trains_once_and_caches(
     tmp_path: Path, _cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text(FOX + "\n")
+    corpus.write_text(FOX + "\n", encoding="utf-8", newline="\n")
     first = load_provider(f"ngram-lm:{corpus}")
     assert isinstance(first, NgramLMProvider) and isinstance(first, Provider)
     assert len(list(_cache_dir.glob("ngram-lm/*.npz"))) == 1
@@ -164,7 +164,9 @@ def test_provider_trains_once_and_caches(
 
     monkeypatch.undo()
     monkeypatch.setenv("CONTAM_CACHE_DIR", str(_cache_dir))
-    corpus.write_text(FOX + " Again.\n")  # new content: a new cache entry
+    corpus.write_text(
+        FOX + " Again.\n", encoding="utf-8", newline="\n"
+    )  # new content: a new cache entry
     load_provider(f"ngram-lm:{corpus}")
     load_provider(f"ngram-lm:{corpus}", order=2)  # new config: another one
     assert len(list(_cache_dir.glob("ngram-lm/*.npz"))) == 3
@@ -172,7 +174,7 @@ def test_provider_trains_once_and_caches(
 
 def test_provider_rebuilds_a_damaged_cache_entry(tmp_path: Path, _cache_dir: Path) -> None:
     corpus = tmp_path / "c.txt"
-    corpus.write_text(FOX)
+    corpus.write_text(FOX, encoding="utf-8", newline="\n")
     load_provider(f"ngram-lm:{corpus}")
     [entry] = _cache_dir.glob("ngram-lm/*.npz")
     entry.write_bytes(b"damaged")
@@ -185,7 +187,7 @@ def test_provider_reads_corpus_directories_and_jsonl(tmp_path: Path) -> None:
     folder = tmp_path / "data"
     folder.mkdir()
     (folder / "a.jsonl").write_bytes(orjson.dumps({"text": FOX}) + b"\n")
-    (folder / "b.txt").write_text("Cats sleep all day long.")
+    (folder / "b.txt").write_text("Cats sleep all day long.", encoding="utf-8", newline="\n")
     provider = load_provider(f"ngram-lm:{folder}")
     assert provider.describe()["tokens"] == 9 + 1 + 5 + 1  # tokens and </s> per document
 
@@ -210,7 +212,7 @@ def test_load_provider_rejects_unknown_schemes_and_options(tmp_path: Path) -> No
         load_provider("llama:7b")
     assert all(f"{scheme}:" in str(info.value) for scheme in SCHEMES)
     corpus = tmp_path / "c.txt"
-    corpus.write_text(FOX)
+    corpus.write_text(FOX, encoding="utf-8", newline="\n")
     with pytest.raises(UsageError, match="ngram-lm: .*temperature"):
         load_provider(f"ngram-lm:{corpus}", temperature=0)
 

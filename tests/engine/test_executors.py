@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 
 import contam_cli.engine.shards as shards
 from contam_cli import clean_corpus, scan
-from contam_cli.engine.executor import Executor, InProcess, LocalProcesses, make_executor
+from contam_cli.engine.executor import (
+    Executor,
+    InProcess,
+    LocalProcesses,
+    make_executor,
+    start_method,
+)
 
 WORDS = st.sampled_from("the cat sat on a mat with hat bat rat dog".split())
 DOC = st.lists(WORDS, min_size=0, max_size=30).map(" ".join)
@@ -87,6 +93,7 @@ def _divide(context: int, x: int) -> float:
     return context / x
 
 
+@pytest.mark.skipif(start_method() != "fork", reason="workers are spawned here, not forked")
 def test_nothing_forks_while_another_thread_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -61,7 +61,7 @@ def test_a_local_ray_is_started_for_the_run_and_shut_down_after(
     report = scan(ev, corpus, executor=flaky, **kw)
     assert not ray.is_initialized()
     assert same(report, scan(ev, corpus, executor=InProcess(), **kw))
-    assert [len(p.read_text().splitlines()) for p in tmp_path.iterdir()] == [2]
+    assert [len(p.read_text(encoding="utf-8").splitlines()) for p in tmp_path.iterdir()] == [2]
     assert capfd.readouterr().out == ""
 
 
@@ -170,7 +170,7 @@ def _wrapped(payload: tuple[str, str, Any, Any], task: Any) -> Any:
     mark = Path(state) / hashlib.sha256(task_name(task).encode()).hexdigest()[:16]
     with open(mark, "a") as fh:  # one line per attempt
         fh.write("x\n")
-    attempts = len(mark.read_text().splitlines())
+    attempts = len(mark.read_text(encoding="utf-8").splitlines())
     if mode == "flaky" and attempts == 1:
         raise OSError("flaky disk")
     if mode == "broken":
@@ -189,7 +189,7 @@ def test_a_task_that_fails_once_is_retried_to_the_same_result(
     flaky = Wrapped(RayExecutor(max_retries=2), "flaky", state)
     report = scan(evals, files, n=5, executor=flaky)
     assert same(report, scan(evals, files, n=5))
-    attempts = sorted(len(p.read_text().splitlines()) for p in state.iterdir())
+    attempts = sorted(len(p.read_text(encoding="utf-8").splitlines()) for p in state.iterdir())
     assert attempts and set(attempts) == {2}
 
 
@@ -229,7 +229,7 @@ def test_an_input_error_surfaces_at_once_with_its_file_and_line(
     first = shards.plan_shards(0, shards.Source("corpus", (bad, *files)))[0]
     assert "a_bad.jsonl" in first.key
     mark = state / hashlib.sha256(task_name(first).encode()).hexdigest()[:16]
-    assert len(mark.read_text().splitlines()) == 1  # never retried
+    assert len(mark.read_text(encoding="utf-8").splitlines()) == 1  # never retried
 
 
 def test_a_checkpointed_ray_run_resumes_to_the_uninterrupted_report(

@@ -58,7 +58,7 @@ def test_an_ignored_window_splits_the_run_on_paper(tmp_path: Path) -> None:
     # Tokens a..g, n = 3: windows w0 (a b c) .. w4 (e f g). Ignoring w2 (c d e) leaves the
     # stretches w0-w1 (tokens a..d) and w3-w4 (tokens d..g): runs of 2 + 3 - 1 = 4 tokens.
     collection = tmp_path / "boilerplate.txt"
-    collection.write_text("c d e")
+    collection.write_text("c d e", encoding="utf-8", newline="\n")
     plain = scan(["a b c d e f g"], ["x a b c d e f g y"], n=3).examples[0]
     cut = scan(["a b c d e f g"], ["x a b c d e f g y"], n=3, ignore_from=(collection,))
     e = cut.examples[0]
@@ -165,7 +165,9 @@ def test_option_checks() -> None:
 def test_collections_of_any_readable_file(tmp_path: Path) -> None:
     lic = tmp_path / "licences"
     (lic / "sub").mkdir(parents=True)
-    (lic / "GPL-3").write_text(f"Preamble.\n{LICENCE}\nmore")  # no suffix: plain text
+    (lic / "GPL-3").write_text(
+        f"Preamble.\n{LICENCE}\nmore", encoding="utf-8", newline="\n"
+    )  # no suffix: plain text
     (lic / "sub" / "templates.jsonl").write_bytes(orjson.dumps({"text": "answer step by step"}))
     (lic / ".hidden").write_bytes(b"\xff\xfe")  # hidden files are skipped
     evals = [f"q1 {LICENCE} end", "please answer step by step now"]

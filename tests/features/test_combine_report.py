@@ -349,11 +349,13 @@ def test_label_spellings_and_csv(tmp_path: Path) -> None:
     labels = tmp_path / "l.jsonl"
     labels.write_text(
         '{"id": "e0", "contaminated": true}\n{"id": "e1", "leaked": "false"}\n'
-        '{"id": "e2", "label": 0}\n'
+        '{"id": "e2", "label": 0}\n',
+        encoding="utf-8",
+        newline="\n",
     )
     assert stats(build_report([scores], labels=labels, bootstrap=5))["labels"]["positives"] == 1
     csv = tmp_path / "l.csv"
-    csv.write_text("id,label\ne0,1\ne1,TRUE\ne2,0\n")
+    csv.write_text("id,label\ne0,1\ne1,TRUE\ne2,0\n", encoding="utf-8", newline="\n")
     assert stats(build_report([scores], labels=csv, bootstrap=5))["labels"]["positives"] == 2
 
 
@@ -371,7 +373,7 @@ def test_label_spellings_and_csv(tmp_path: Path) -> None:
 def test_bad_labels(tmp_path: Path, text: str, message: str) -> None:
     scores = write_scores(tmp_path / "s.jsonl", {"m": [1, 2]})
     labels = tmp_path / "l.jsonl"
-    labels.write_text(text)
+    labels.write_text(text, encoding="utf-8", newline="\n")
     with pytest.raises(InputError, match=message):
         build_report([scores], labels=labels)
 
@@ -416,14 +418,14 @@ def test_bad_labels(tmp_path: Path, text: str, message: str) -> None:
 )
 def test_bad_inputs_name_file_and_line(tmp_path: Path, name: str, text: str, message: str) -> None:
     path = tmp_path / name
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8", newline="\n")
     with pytest.raises(InputError, match=message):
         build_report([path])
 
 
 def test_csv_scores_with_nulls(tmp_path: Path) -> None:
     path = tmp_path / "s.csv"
-    path.write_text("id,a,b\nx,1,\ny,2,NA\nz,3,0.5\n")
+    path.write_text("id,a,b\nx,1,\ny,2,NA\nz,3,0.5\n", encoding="utf-8", newline="\n")
     report = build_report([path])
     assert [e.scores["b"] for e in report.examples] == [None, None, 0.5]
     assert [m.detector for m in report.methods] == ["combined", "input", "input"]

@@ -59,7 +59,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
         corpus / "a.jsonl",
         [{"text": FILLER[0] + " " + COPIES[0] + " " + FILLER[1]}, {"text": FILLER[2]}],
     )
-    (corpus / "b.txt").write_text(FILLER[1] + "\n\n" + COPIES[0] + "\n")
+    (corpus / "b.txt").write_text(
+        FILLER[1] + "\n\n" + COPIES[0] + "\n", encoding="utf-8", newline="\n"
+    )
     return {"eval": ev, "corpus": corpus, "dir": tmp_path}
 
 
@@ -85,8 +87,10 @@ def test_clean_corpus_cuts_every_reworded_copy(files: dict[str, Path]) -> None:
     assert stats["b.txt"].cut + stats["b.txt"].dropped == 1
     assert got.config["min_fuzzy"] == 0.5 and got.config["fuzzy"]["min_tokens"] == 20
     for copy_text in (COPIES[0][:60], COPIES[0][-60:]):
-        assert copy_text not in (out / "a.jsonl").read_text()
-    assert FILLER[2] in (out / "a.jsonl").read_text()  # the other document is untouched
+        assert copy_text not in (out / "a.jsonl").read_text(encoding="utf-8")
+    assert FILLER[2] in (out / "a.jsonl").read_text(
+        encoding="utf-8"
+    )  # the other document is untouched
     again = scan(files["eval"], out, fuzzy=FUZZY)
     assert not again.contaminated and (again.examples[0].scores["fuzzy"] or 0) < 0.5
 
@@ -117,8 +121,8 @@ def test_clean_with_the_fuzzy_detector_needs_its_rule(files: dict[str, Path]) ->
 
 def _sources(tmp_path: Path) -> dict[str, Path]:
     """Source "copies" holds reworded copies of the controls, "other" filler only."""
-    (tmp_path / "copies.txt").write_text(" ".join(COPIES))
-    (tmp_path / "other.txt").write_text(" ".join(FILLER))
+    (tmp_path / "copies.txt").write_text(" ".join(COPIES), encoding="utf-8", newline="\n")
+    (tmp_path / "other.txt").write_text(" ".join(FILLER), encoding="utf-8", newline="\n")
     return {"copies": tmp_path / "copies.txt", "other": tmp_path / "other.txt"}
 
 

@@ -72,7 +72,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("probe")
     texts = sentences(3, 200 + 30 + 20)
     train, fresh, controls = texts[:200], texts[200:230], texts[230:]
-    (root / "train.txt").write_text("\n".join(train) + "\n", encoding="utf-8")
+    (root / "train.txt").write_text("\n".join(train) + "\n", encoding="utf-8", newline="\n")
     lm = root / "model.npz"
     mp = pytest.MonkeyPatch()
     mp.setenv("CONTAM_CACHE_DIR", str(root / "cache"))
@@ -229,7 +229,7 @@ def test_guided_with_the_ngram_lm(tmp_path: Path) -> None:
     seen = "the archivist folded seven maps into the cedar chest before dawn"
     other = "a violin repairer in the harbour town tunes old strings slowly"
     corpus = tmp_path / "t.txt"
-    corpus.write_text(seen + "\n" + other + "\n", encoding="utf-8")
+    corpus.write_text(seen + "\n" + other + "\n", encoding="utf-8", newline="\n")
     lm = tmp_path / "lm.npz"
     train_lm(corpus, lm, boundary="line")
     fresh = "my neighbour painted the fence green on a windy afternoon"
@@ -408,7 +408,7 @@ def test_a_sidecar_of_another_config_or_model_is_refused(
     with pytest.raises(UsageError, match=r"another configuration \(k\).*--restart"):
         probe(world["eval"], model=world["spec"], methods="min-k++", k=[10], output=out)
     other = tmp_path / "other.txt"
-    other.write_text("\n".join(world["controls"]), encoding="utf-8")
+    other.write_text("\n".join(world["controls"]), encoding="utf-8", newline="\n")
     with pytest.raises(UsageError, match="another model"):
         probe(world["eval"], model=f"ngram-lm:{other}", methods="min-k++", output=out)
     with pytest.raises(UsageError, match="other eval or control examples"):

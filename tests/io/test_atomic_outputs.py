@@ -7,21 +7,23 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import POSIX_ONLY
 
 from contam_cli import OutputError
 from contam_cli.io.output import atomic_writer, check_target, write_atomic
 
 
 def test_a_path_below_a_file_is_refused_before_anything(tmp_path: Path) -> None:
-    (tmp_path / "afile").write_text("x")
+    (tmp_path / "afile").write_text("x", encoding="utf-8", newline="\n")
     with pytest.raises(OutputError, match="afile is not a directory"):
         check_target(tmp_path / "afile" / "r.json")
 
 
+@POSIX_ONLY
 def test_a_device_or_fifo_is_never_replaced(tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="not a regular file"):
-        write_atomic("/dev/null", "x")
-    assert Path("/dev/null").is_char_device()
+        write_atomic(os.devnull, "x")
+    assert Path(os.devnull).is_char_device()
     if hasattr(os, "mkfifo"):
         os.mkfifo(tmp_path / "pipe")
         with pytest.raises(OutputError, match="not a regular file"):

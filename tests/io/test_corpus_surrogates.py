@@ -18,9 +18,9 @@ LEAK = "the quick brown fox jumps over the lazy dog near the river bank today"
 def _corpus(tmp_path: Path, name: str, docs: list[str]) -> Path:
     path = tmp_path / name
     if name.endswith(".json"):
-        path.write_text("[" + ", ".join(docs) + "]")
+        path.write_text("[" + ", ".join(docs) + "]", encoding="utf-8", newline="\n")
     else:
-        path.write_text("\n".join(docs) + "\n")
+        path.write_text("\n".join(docs) + "\n", encoding="utf-8", newline="\n")
     return path
 
 

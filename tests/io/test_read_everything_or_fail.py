@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import symlink_or_skip
 
 from contam_cli import InputError, UsageError, scan
 from contam_cli.io import iter_files, iter_records
@@ -52,9 +53,11 @@ def test_a_directory_that_cannot_be_listed_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "ok").mkdir()
-    (tmp_path / "ok" / "a.jsonl").write_text('{"text": "a b c"}\n')
+    (tmp_path / "ok" / "a.jsonl").write_text('{"text": "a b c"}\n', encoding="utf-8", newline="\n")
     (tmp_path / "secret").mkdir()
-    (tmp_path / "secret" / "b.jsonl").write_text('{"text": "a b c"}\n')
+    (tmp_path / "secret" / "b.jsonl").write_text(
+        '{"text": "a b c"}\n', encoding="utf-8", newline="\n"
+    )
     real = os.scandir
 
     def scandir(path: object = ".") -> object:
@@ -70,19 +73,19 @@ def test_a_directory_that_cannot_be_listed_is_an_error(
 def test_symlinked_directories_are_followed_and_loops_refused(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "a.jsonl").write_text('{"text": "a b c"}\n')
+    (data / "a.jsonl").write_text('{"text": "a b c"}\n', encoding="utf-8", newline="\n")
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    (corpus / "linked").symlink_to(data, target_is_directory=True)
+    symlink_or_skip(corpus / "linked", data, target_is_directory=True)
     assert [p.name for p in iter_files(corpus)] == ["a.jsonl"]
-    (data / "back").symlink_to(corpus, target_is_directory=True)
+    symlink_or_skip(data / "back", corpus, target_is_directory=True)
     with pytest.raises(InputError, match="reached twice"):
         iter_files(corpus)
 
 
 def test_a_broken_symlink_of_a_known_format_is_an_error(tmp_path: Path) -> None:
-    (tmp_path / "a.jsonl").write_text('{"text": "a b c"}\n')
-    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "missing.jsonl")
+    (tmp_path / "a.jsonl").write_text('{"text": "a b c"}\n', encoding="utf-8", newline="\n")
+    symlink_or_skip(tmp_path / "gone.jsonl", tmp_path / "missing.jsonl")
     with pytest.raises(InputError, match="gone.jsonl: cannot read file"):
         iter_files(tmp_path)
     with pytest.raises(InputError, match="broken symlink"):
@@ -110,8 +113,8 @@ def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
 
 def test_jsonl_lone_surrogate_escapes_are_read_like_the_json_reader_does(tmp_path: Path) -> None:
     text = '"text": "one two\\ud800 three four five"}'
-    (tmp_path / "e.jsonl").write_text('{"id": "a", ' + text + "\n")
-    (tmp_path / "e.json").write_text('[{"id": "b", ' + text + "]")
+    (tmp_path / "e.jsonl").write_text('{"id": "a", ' + text + "\n", encoding="utf-8", newline="\n")
+    (tmp_path / "e.json").write_text('[{"id": "b", ' + text + "]", encoding="utf-8", newline="\n")
     notes = ReadNotes()
     got = [r.text for r in iter_eval([tmp_path / "e.jsonl", tmp_path / "e.json"], notes=notes)]
     assert got == ["one two\ufffd three four five"] * 2
@@ -121,11 +124,15 @@ def test_jsonl_lone_surrogate_escapes_are_read_like_the_json_reader_does(tmp_pat
 
 
 def test_the_same_eval_file_twice_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "e.jsonl").write_text('{"id": "a", "text": "a b c"}\n')
+    (tmp_path / "e.jsonl").write_text(
+        '{"id": "a", "text": "a b c"}\n', encoding="utf-8", newline="\n"
+    )
     with pytest.raises(UsageError, match="the same eval file is given twice"):
         scan([tmp_path / "e.jsonl", tmp_path / "." / "e.jsonl"], ["a b c"])
 
 
 def test_a_float_id_is_an_id_not_a_line_number(tmp_path: Path) -> None:
-    (tmp_path / "e.jsonl").write_text('{"id": 1.5, "text": "a b c"}\n{"id": 2, "text": "d e f"}\n')
+    (tmp_path / "e.jsonl").write_text(
+        '{"id": 1.5, "text": "a b c"}\n{"id": 2, "text": "d e f"}\n', encoding="utf-8", newline="\n"
+    )
     assert [r.id for r in iter_eval([tmp_path / "e.jsonl"])] == ["1.5", "2"]

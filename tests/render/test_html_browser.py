@@ -69,7 +69,7 @@ class Opened:
     """A page opened from disk, with every request it made and every error it logged."""
 
     def __init__(self, browser: Any, page_html: str, path: Path) -> None:
-        path.write_text(page_html, encoding="utf-8")
+        path.write_text(page_html, encoding="utf-8", newline="\n")
         self.url = path.resolve().as_uri()
         self.requests: list[str] = []
         self.errors: list[str] = []

@@ -326,7 +326,7 @@ def test_load_report_names_the_file_and_what_is_wrong(tmp_path: Path) -> None:
         ('{"schema": "other/1"}', "unknown report schema"),
         ('{"schema": "contam.report/2"}', "not a valid contam report"),
     ):
-        bad.write_text(text)
+        bad.write_text(text, encoding="utf-8", newline="\n")
         with pytest.raises(Exception, match=message):
             load_report(bad)
     with pytest.raises(Exception, match="no such file|cannot read"):

@@ -81,9 +81,13 @@ def file_entry(path: Path, out: Path) -> dict[str, Any]:
     directory `out`, sha256 and size."""
     # NOTE: abspath, not resolve(): a path through a symlink stays as the user sees it.
     absolute = os.path.abspath(path)
+    try:
+        relpath: str | None = os.path.relpath(absolute, os.path.abspath(out))
+    except ValueError:  # NOTE: the corpus on another drive than the index (Windows)
+        relpath = None
     return {
         "path": absolute,
-        "relpath": os.path.relpath(absolute, os.path.abspath(out)),
+        "relpath": relpath,
         "sha256": sha256_file(path),
         "bytes": path.stat().st_size,
     }
