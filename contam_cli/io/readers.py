@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -215,16 +216,27 @@ def iter_eval(
     sources = _sources(paths, "eval", spec, include, exclude)
     _refuse_repeats(sources)
     qualify = len(sources) > 1
-    seen: dict[str, Locator] = {}
-    for src in sources:
+    # NOTE: where each id was first seen, as columns (file, line, record; -1: none), not one
+    # Locator per record: a million ids would otherwise hold ~300 MB until the read ends.
+    seen: dict[str, int] = {}
+    where = array("q")
+    for f, src in enumerate(sources):
         for record in _read_file(FileSource(src.path, "eval", spec, src.name, qualify, notes)):
-            first = seen.setdefault(record.id, record.locator)
-            if first is not record.locator:
-                loc = record.locator
+            loc = record.locator
+            k = seen.setdefault(record.id, len(seen))
+            if k * 3 < len(where):
+                first = _located(sources, where, k)
                 raise InputError(
                     loc.path, f"duplicate id {record.id!r} (first seen at {first})", loc.line
                 )
+            line, ordinal = loc.line, loc.record
+            where.extend((f, -1 if line is None else line, -1 if ordinal is None else ordinal))
             yield record
+
+
+def _located(sources: list[FileSource], where: array[int], k: int) -> Locator:
+    f, line, ordinal = where[3 * k : 3 * k + 3]
+    return Locator(sources[f].path, None if line < 0 else line, None if ordinal < 0 else ordinal)
 
 
 def _refuse_repeats(sources: list[FileSource]) -> None:
