@@ -170,6 +170,9 @@ def measure_all(args: argparse.Namespace, ev: Path, corpus: Path) -> list[Row]:
             if code not in (0, 1):
                 row.error = f"{row.tool}: exit {code}: {' | '.join(err.strip().splitlines()[-3:])}"
                 continue
+            if key not in ("wc", "cli") and not timing.exists():
+                row.error = f"{row.tool}: exit {code} without timings: {err.strip()[-300:]}"
+                continue
             row.walls.append(wall)
             if key not in ("wc", "cli"):
                 import orjson
@@ -185,8 +188,11 @@ CLUSTER = "127.0.0.1:6399"
 def start_cluster(cpus: int) -> subprocess.Popen[bytes]:
     """``ray start --head --block`` on port 6399, in a process group of its own (stopped by a
     signal to that group, which stops no other Ray on this machine)."""
+    # NOTE: on 127.0.0.1: a head on the machine's own address is unreachable where that
+    # address is firewalled from itself (this benchmark is local anyway).
     cmd = ["ray", "start", "--head", "--block", "--num-cpus", str(cpus), "--port", "6399",
-           "--include-dashboard", "false", "--disable-usage-stats"]  # fmt: skip
+           "--node-ip-address", "127.0.0.1", "--include-dashboard", "false",
+           "--disable-usage-stats"]  # fmt: skip
     proc = subprocess.Popen(cmd, env=os.environ, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + 120
