@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from contam_cli.engine.match import ORDER_FILE_SHIFT, DocBatch
+from contam_cli.errors import InputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.model import ReadNotes, Record
@@ -106,20 +107,65 @@ def shard_batches(
     `range_lines` (keyed by (path, range start)), to turn range-relative lines into file lines;
     `notes` receives what the readers replaced (lone surrogates)."""
     for ordinal, path, rng in sh.items:
-        base = ordinal << ORDER_FILE_SHIFT
-        lines_read: list[int] = []
-        for tb in iter_text_batches(
-            path,
-            spec=spec,
-            byte_range=rng,
-            chunk_bytes=chunk_bytes,
-            line_count=lines_read,
-            notes=notes,
-        ):
-            order = np.array(tb.offsets, dtype=np.int64)
-            if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
-                order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
-            ranged = ((str(path), rng[0]), tb.lines) if rng is not None else None
-            yield DocBatch(sh.source, tb.texts, order + base, tb.record, ranged)
-        if rng is not None:
-            range_lines[(str(path), rng[0])] = lines_read[0] if lines_read else 0
+        batches = _item_batches(
+            sh.source, ordinal, path, rng, spec, chunk_bytes, range_lines, notes
+        )
+        yield from _with_file_lines(batches, path, rng, spec, chunk_bytes)
+
+
+def _with_file_lines(
+    batches: Iterator[DocBatch],
+    path: Any,
+    rng: tuple[int, int] | None,
+    spec: TextSpec,
+    chunk_bytes: int,
+) -> Iterator[DocBatch]:
+    """`batches`, with a read error in a byte range given its file line."""
+    try:
+        yield from batches
+    except InputError as e:
+        if rng is None or e.line is not None:
+            raise
+        # NOTE: a byte range cannot know its file's line numbers: the whole file is read up to
+        # the error (only on this error path) for the message a whole read gives.
+        raise _whole_read_error(path, spec, chunk_bytes) or e from None
+
+
+def _whole_read_error(path: Any, spec: TextSpec, chunk_bytes: int) -> InputError | None:
+    """The first InputError a whole read of `path` meets (None: it meets none)."""
+    try:
+        for _ in iter_text_batches(path, spec=spec, chunk_bytes=chunk_bytes):
+            pass
+    except InputError as e:
+        return e
+    return None
+
+
+def _item_batches(
+    source: int,
+    ordinal: int,
+    path: Any,
+    rng: tuple[int, int] | None,
+    spec: TextSpec,
+    chunk_bytes: int,
+    range_lines: dict[tuple[str, int], int],
+    notes: ReadNotes | None,
+) -> Iterator[DocBatch]:
+    """The batches of one item of a shard (a file, or a byte range of one)."""
+    base = ordinal << ORDER_FILE_SHIFT
+    lines_read: list[int] = []
+    for tb in iter_text_batches(
+        path,
+        spec=spec,
+        byte_range=rng,
+        chunk_bytes=chunk_bytes,
+        line_count=lines_read,
+        notes=notes,
+    ):
+        order = np.array(tb.offsets, dtype=np.int64)
+        if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
+            order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
+        ranged = ((str(path), rng[0]), tb.lines) if rng is not None else None
+        yield DocBatch(source, tb.texts, order + base, tb.record, ranged)
+    if rng is not None:
+        range_lines[(str(path), rng[0])] = lines_read[0] if lines_read else 0
