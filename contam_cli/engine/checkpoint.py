@@ -30,7 +30,7 @@ import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import numpy as np
 import orjson
@@ -242,20 +242,41 @@ def _check_checkpoint_dir(directory: Path) -> None:
 def _locked(directory: Path) -> Iterator[None]:
     """Hold the checkpoint for one run: a second run on it at the same time is refused."""
     directory.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # NOTE: not on Windows; runs there are not guarded against each other.
-        yield
-        return
     with open(directory / _LOCK, "a+b") as fh:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock(fh)
         except OSError:
             raise UsageError(f"checkpoint {directory} is in use by another run") from None
         try:
             yield
         finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            _unlock(fh)
+
+
+def _lock(fh: IO[bytes]) -> None:
+    """An exclusive lock on `fh`, without waiting (OSError when another process holds it):
+    flock on POSIX, a one-byte msvcrt lock on Windows (released when the file is closed)."""
+    if os.name == "nt":  # NOTE: os.name, not sys.platform: mypy checks both branches
+        import msvcrt
+
+        fh.seek(0)
+        getattr(msvcrt, "locking")(fh.fileno(), getattr(msvcrt, "LK_NBLCK"), 1)
+        return
+    import fcntl
+
+    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _unlock(fh: IO[bytes]) -> None:
+    if os.name == "nt":
+        import msvcrt
+
+        fh.seek(0)
+        getattr(msvcrt, "locking")(fh.fileno(), getattr(msvcrt, "LK_UNLCK"), 1)
+        return
+    import fcntl
+
+    fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 @dataclasses.dataclass(frozen=True)
