@@ -4,7 +4,7 @@ tests portable (symlinks where the OS allows them, outputs compared with ``/`` s
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -92,3 +92,13 @@ def posix_paths(text: str) -> str:
     if os.sep == "/":
         return text
     return text.replace("\\\\", "/").replace("\\", "/")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """One local Ray with 2 CPUs for the module (starting one takes seconds)."""
+    ray = pytest.importorskip("ray", reason="needs the ray extra")
+    ray.init("local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")  # fmt: skip
+    yield
+    ray.shutdown()

@@ -56,16 +56,14 @@ class Accumulator:
         self.text_bytes[batch.source] += sum(len(r) for r in batch.raw)
         # NOTE: only a real tokenizer: a shared stream (both detectors) is already whole.
         long = [d for d, r in enumerate(batch.raw) if len(r) > LONG_DOC_BYTES]
-        if long and isinstance(tk, Tokenizer):
-            short = [d for d in range(len(batch.raw)) if d not in set(long)]
-            for docs in ([short] if short else []) + [[d] for d in long]:
-                part = batch.subset(docs)
-                if len(docs) == 1 and docs[0] in long:
-                    self._add_windows(index, tk, part)
-                else:
-                    self._add(index, tk, part)
+        if not long or not isinstance(tk, Tokenizer):
+            self._add(index, tk, batch)
             return
-        self._add(index, tk, batch)
+        short = [d for d, r in enumerate(batch.raw) if len(r) <= LONG_DOC_BYTES]
+        if short:
+            self._add(index, tk, batch.subset(short))
+        for d in long:
+            self._add_windows(index, tk, batch.subset([d]))
 
     def _add(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
         found = match_chunk(index, tk, batch.raw)

@@ -23,7 +23,15 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.io.model import ReadNotes, Record
 from contam_cli.io.remote import RemoteFile
 
-__all__ = ["MIN_SHARD_BYTES", "SHARD_BYTES", "Shard", "Source", "plan_shards", "shard_batches"]
+__all__ = [
+    "MIN_SHARD_BYTES",
+    "SHARD_BYTES",
+    "Shard",
+    "Source",
+    "plan_shards",
+    "shard_batches",
+    "whole_read_error",
+]
 
 #: Shards are about this size: 1/32 of a source, within these bounds, so that work spreads
 #: evenly over processes without many tiny shards.
@@ -128,11 +136,12 @@ def _with_file_lines(
             raise
         # NOTE: a byte range cannot know its file's line numbers: the whole file is read up to
         # the error (only on this error path) for the message a whole read gives.
-        raise _whole_read_error(path, spec, chunk_bytes) or e from None
+        raise whole_read_error(path, spec, chunk_bytes) or e from None
 
 
-def _whole_read_error(path: Any, spec: TextSpec, chunk_bytes: int) -> InputError | None:
-    """The first InputError a whole read of `path` meets (None: it meets none)."""
+def whole_read_error(path: Any, spec: TextSpec, chunk_bytes: int) -> InputError | None:
+    """The first InputError a whole read of `path` meets (None: it meets none): the message,
+    with its file line, that a byte range of `path` cannot give (read only on an error path)."""
     try:
         for _ in iter_text_batches(path, spec=spec, chunk_bytes=chunk_bytes):
             pass

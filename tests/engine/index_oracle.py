@@ -7,13 +7,16 @@ from __future__ import annotations
 import gzip
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
 
+from contam_cli.engine.corpus_index import build_corpus_index
 from contam_cli.engine.corpus_index.doctable import save_npz
 from contam_cli.engine.corpus_index.header import IndexHeader, file_entry
 from contam_cli.engine.shards import Source
+from contam_cli.features.scan import ScanOptions, resolve_sources
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
 from contam_cli.text import DEFAULT_NORM, HASH_NAME, Tokenizer
@@ -113,3 +116,19 @@ def _source_records(src: Source, n: int) -> tuple[np.ndarray, dict[str, np.ndarr
     recs = np.concatenate(parts) if parts else np.zeros(0, dtype=REC)
     table = {k: np.array(v, dtype=np.int64) for k, v in cols.items()}
     return recs, table, len(recs)
+
+
+def build(given: Any, out: Path, positions: bool, n: int = 5, **kw: Any) -> None:
+    """Build an index of `given` (the input rule) into `out`, replacing it; `kw`: more
+    arguments of build_corpus_index (jobs, executor, progress)."""
+    opts = ScanOptions(n=n)
+    build_corpus_index(
+        resolve_sources(given, opts),
+        out,
+        n=n,
+        norm=DEFAULT_NORM,
+        positions=positions,
+        corpus_spec=opts.corpus_spec,
+        force=True,
+        **kw,
+    )

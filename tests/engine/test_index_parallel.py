@@ -17,14 +17,13 @@ import pytest
 from conftest import CD, DECONTAM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from index_oracle import WORDS, make_corpus, oracle_index, tree
+from index_oracle import WORDS, build, make_corpus, oracle_index, tree
 from typer.testing import CliRunner
 
 import contam_cli.engine.corpus_index.build as ci_build
 import contam_cli.engine.corpus_index.mapper as mapper
 import contam_cli.engine.shards as shards
 from contam_cli.cli import app
-from contam_cli.engine.corpus_index import build_corpus_index
 from contam_cli.engine.corpus_index.mapper import MapContext, MapTask, map_shard
 from contam_cli.engine.corpus_index.reducer import ReduceContext, ReduceTask, reduce_group
 from contam_cli.engine.executor import Executor, InProcess, LocalProcesses, start_method
@@ -34,20 +33,6 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.text import DEFAULT_NORM
 
 runner = CliRunner()
-
-
-def build(given: Any, out: Path, positions: bool, n: int = 5, **kw: Any) -> None:
-    opts = ScanOptions(n=n)
-    build_corpus_index(
-        resolve_sources(given, opts),
-        out,
-        n=n,
-        norm=DEFAULT_NORM,
-        positions=positions,
-        corpus_spec=opts.corpus_spec,
-        force=True,
-        **kw,
-    )
 
 
 def oracle(given: Any, out: Path, positions: bool, n: int = 5) -> dict[str, bytes]:

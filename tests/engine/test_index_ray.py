@@ -4,12 +4,11 @@ input error surfaces with its file and line and nothing is left behind."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import CD
-from index_oracle import make_corpus, tree
+from index_oracle import build, make_corpus, tree
 from typer.testing import CliRunner
 
 ray = pytest.importorskip(
@@ -19,36 +18,11 @@ ray = pytest.importorskip(
 import contam_cli.engine.corpus_index.build as ci_build  # noqa: E402
 import contam_cli.engine.shards as shards  # noqa: E402
 from contam_cli.cli import app  # noqa: E402
-from contam_cli.engine.corpus_index import build_corpus_index  # noqa: E402
 from contam_cli.engine.executor import InProcess  # noqa: E402
 from contam_cli.engine.ray_executor import RayExecutor  # noqa: E402
-from contam_cli.features.scan import ScanOptions, resolve_sources  # noqa: E402
-from contam_cli.text import DEFAULT_NORM  # noqa: E402
 
 pytestmark = pytest.mark.slow  # NOTE: starting Ray takes seconds
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """One local Ray with 2 CPUs for the module."""
-    ray.init("local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level="ERROR")  # fmt: skip
-    yield
-    ray.shutdown()
-
-
-def _build(given: object, out: Path, positions: bool, executor: object, n: int = 5) -> None:
-    opts = ScanOptions(n=n)
-    build_corpus_index(
-        resolve_sources(given, opts),
-        out,
-        n=n,
-        norm=DEFAULT_NORM,
-        positions=positions,
-        corpus_spec=opts.corpus_spec,
-        executor=executor,  # type: ignore[arg-type]
-    )
 
 
 @pytest.mark.parametrize("positions", [False, True])
@@ -62,8 +36,8 @@ def test_ray_builds_the_serial_index_on_many_shards(
     monkeypatch.setattr(ci_build, "_SPILL_BYTES", 3000)
     monkeypatch.setattr(ci_build, "_REDUCE_BYTES", 5000)
     given = make_corpus(tmp_path / "corpus")
-    _build(given, tmp_path / "serial", positions, InProcess())
-    _build(given, tmp_path / "ray", positions, RayExecutor(max_in_flight=3))
+    build(given, tmp_path / "serial", positions, executor=InProcess())
+    build(given, tmp_path / "ray", positions, executor=RayExecutor(max_in_flight=3))
     assert tree(tmp_path / "ray") == tree(tmp_path / "serial")
 
 

@@ -74,15 +74,6 @@ def test_an_unreachable_cluster_fails_in_seconds() -> None:
     assert time.monotonic() - start < 15
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    """One local Ray with 2 CPUs for the module (starting one takes seconds)."""
-    ray.init("local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level="ERROR")  # fmt: skip
-    yield
-    ray.shutdown()
-
-
 def make_corpus(d: Path, files: int = 3, docs: int = 150) -> tuple[list[str], list[Path]]:
     rng = random.Random(1)
     evals = [" ".join(rng.choices(WORDS, k=20)) for _ in range(4)]

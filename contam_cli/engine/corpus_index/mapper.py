@@ -19,7 +19,7 @@ from typing import IO, Any
 import numpy as np
 
 from contam_cli.engine.corpus_pass import tokenizer
-from contam_cli.engine.shards import Shard
+from contam_cli.engine.shards import Shard, whole_read_error
 from contam_cli.errors import ContamError, InputError, OutputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
@@ -154,7 +154,7 @@ def _map(ctx: MapContext, task: MapTask) -> MapResult:
             except InputError as e:
                 if rng is None or e.line is not None:
                     raise
-                raise _as_read_whole(ctx, path) or e from None
+                raise whole_read_error(path, ctx.spec, ctx.chunk_bytes) or e from None
             items.append(info)
             n_docs += info.documents
             n_grams += grams
@@ -197,17 +197,6 @@ def _read_item(
         n_grams += len(grams)
     start = None if rng is None else rng[0]
     return ItemInfo(str(path), start, n_docs, lines[0] if lines else 0), n_grams
-
-
-def _as_read_whole(ctx: MapContext, path: Any) -> InputError | None:
-    """The error a whole read of `path` meets first: the serial build's message, with the file
-    line a byte range cannot know (read only on this error path, and only up to that error)."""
-    try:
-        for _ in iter_text_batches(path, spec=ctx.spec, chunk_bytes=ctx.chunk_bytes):
-            pass
-    except InputError as e:
-        return e
-    return None
 
 
 class _Docs:
