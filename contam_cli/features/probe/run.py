@@ -23,7 +23,7 @@ from contam_cli.io.output import check_target
 from contam_cli.report import Report, save_report
 from contam_cli.text import DEFAULT_NORM
 
-__all__ = ["ProbeProgress", "probe", "refuse_inputs"]
+__all__ = ["ProbeProgress", "probe"]
 
 ProbeProgress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` before the first batch and after each one; examples
@@ -75,7 +75,8 @@ def probe(
     opts = ScanOptions(eval_spec=eval_spec, include=tuple(include), exclude=tuple(exclude))
     sets, inputs, paths = _read_inputs(eval, controls, opts)
     if output is not None:
-        refuse_inputs([output, sidecar_path(output)], paths)
+        for target in (output, sidecar_path(output)):
+            check_target(target, paths)
     provider = open_provider(model, dict(provider_options or {}), batch_size)
     config = {
         "model": provider.describe(),
@@ -152,11 +153,3 @@ def _score_all(
             if progress is not None:
                 progress(count, total)
     return {name: [e for e in got if e is not None] for name, got in results.items()}
-
-
-def refuse_inputs(targets: Iterable[StrPath], inputs: Iterable[StrPath]) -> None:
-    """OutputError when a file about to be written cannot be (an input, inside an input
-    directory, below a file...: :func:`check_target`), checked before any work."""
-    given = list(inputs)
-    for target in targets:
-        check_target(target, given)

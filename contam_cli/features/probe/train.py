@@ -9,10 +9,10 @@ from typing import Any
 
 from contam_cli.detectors.providers.ngram_lm import Boundary, NgramConfig, train
 from contam_cli.errors import UsageError
-from contam_cli.features.probe.run import refuse_inputs
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.inputs import as_record, classify
 from contam_cli.io.model import StrPath
+from contam_cli.io.output import check_target
 from contam_cli.io.readers import iter_corpus
 
 __all__ = ["TrainedLM", "train_lm"]
@@ -53,7 +53,7 @@ def train_lm(
         # NOTE: ngram-lm:PATH loads a saved model by this suffix, and trains on anything else.
         raise UsageError(f"{output}: the n-gram LM file must end in .npz (ngram-lm:PATH loads it)")
     given = classify(corpus, what="corpus")
-    refuse_inputs([target], given.paths)
+    check_target(target, given.paths)
     counted = [0]
 
     def texts() -> Iterator[str]:
