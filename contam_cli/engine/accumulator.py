@@ -12,7 +12,7 @@ from contam_cli.engine.evidence import Evidence, RunOffsets, make_evidence
 from contam_cli.engine.match import ChunkRuns, DocBatch, match_chunk, match_window
 from contam_cli.engine.windows import LONG_DOC_BYTES, Window, iter_windows
 from contam_cli.io.model import Record
-from contam_cli.text import NormConfig, Tokenizer
+from contam_cli.text import NormConfig, Tokenizer, doc_lengths
 
 __all__ = ["Accumulator"]
 
@@ -52,17 +52,18 @@ class Accumulator:
     def add_batch(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
         """Match one batch of documents and keep what improves the results (documents longer
         than LONG_DOC_BYTES window by window, see :mod:`contam_cli.engine.windows`)."""
-        self.documents[batch.source] += len(batch.raw)
-        self.text_bytes[batch.source] += sum(len(r) for r in batch.raw)
+        lengths = doc_lengths(batch.raw)
+        self.documents[batch.source] += len(lengths)
+        self.text_bytes[batch.source] += int(lengths.sum())
         # NOTE: only a real tokenizer: a shared stream (both detectors) is already whole.
-        long = [d for d, r in enumerate(batch.raw) if len(r) > LONG_DOC_BYTES]
-        if not long or not isinstance(tk, Tokenizer):
+        is_long = lengths > LONG_DOC_BYTES
+        if not is_long.any() or not isinstance(tk, Tokenizer):
             self._add(index, tk, batch)
             return
-        short = [d for d, r in enumerate(batch.raw) if len(r) <= LONG_DOC_BYTES]
+        short = np.flatnonzero(~is_long).tolist()
         if short:
             self._add(index, tk, batch.subset(short))
-        for d in long:
+        for d in np.flatnonzero(is_long).tolist():
             self._add_windows(index, tk, batch.subset([d]))
 
     def _add(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:

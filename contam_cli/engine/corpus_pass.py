@@ -17,7 +17,7 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
 from contam_cli.io.inputs import as_record
 from contam_cli.io.model import ReadNotes, Record
-from contam_cli.text import NormConfig, Tokenizer
+from contam_cli.text import NormConfig, Tokenizer, doc_lengths
 
 __all__ = ["CorpusContext", "fill_evidence_lines", "new_accumulator", "run_corpus", "scan_shard"]
 
@@ -63,7 +63,9 @@ def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
     tk = tokenizer(opts.norm, opts.accel)
     acc = new_accumulator(ctx.index, ctx.source_names, opts.redact, ctx.fuzzy)
     notes = ReadNotes()
-    batches = shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines, notes)
+    batches = shard_batches(
+        shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines, notes, opts.accel
+    )
     if ctx.fuzzy is None:
         for batch in batches:
             acc.add_batch(ctx.index, tk, batch)
@@ -105,7 +107,7 @@ def run_corpus(
                 else:
                     add_both(cast(WithFuzzy, acc), index, fuzzy, tk, batch)
                 if progress:
-                    progress(sum(len(r) for r in batch.raw))
+                    progress(int(doc_lengths(batch.raw).sum()))
     for where, count in notes.surrogates.items():
         acc.replaced[where] = acc.replaced.get(where, 0) + count
     fill_evidence_lines(acc)

@@ -12,7 +12,7 @@ more than K documents are left out of the scan) and what ``contam calibrate --co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -25,7 +25,7 @@ from contam_cli.engine.match import iter_batches
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
 from contam_cli.io.model import ReadNotes
-from contam_cli.text import Tokenizer
+from contam_cli.text import Tokenizer, doc_lengths
 
 __all__ = ["DocFrequency", "count_shard", "document_frequency", "rereadable"]
 
@@ -43,7 +43,7 @@ class DocFrequency:
     def __post_init__(self) -> None:
         self.counts = np.zeros(self.n_grams, dtype=np.int64)
 
-    def add_chunk(self, index: EvalIndex, tk: Tokenizer, raw: list[bytes]) -> None:
+    def add_chunk(self, index: EvalIndex, tk: Tokenizer, raw: Sequence[bytes]) -> None:
         """Count the eval grams of `raw` (whole documents), once per document holding them."""
         stream = tk.tokens(raw)
         grams, win = tk.ngrams(stream, index.n)
@@ -77,7 +77,7 @@ def count_shard(ctx: CorpusContext, shard: Shard) -> DocFrequency:
     tk = tokenizer(opts.norm, opts.accel)
     out = DocFrequency(len(ctx.index.grams))
     lines: dict[tuple[str, int], int] = {}
-    for batch in shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, lines):
+    for batch in shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, lines, accel=opts.accel):
         out.add_chunk(ctx.index, tk, batch.raw)
     return out
 
@@ -116,7 +116,7 @@ def document_frequency(
             for batch in iter_batches(stream, s, opts.chunk_bytes):
                 total.add_chunk(index, tk, batch.raw)
                 if progress:
-                    progress(sum(len(r) for r in batch.raw))
+                    progress(int(doc_lengths(batch.raw).sum()))
     return total.counts
 
 

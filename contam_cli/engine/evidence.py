@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,7 @@ class RunOffsets:
     """
 
     def __init__(
-        self, runs: ChunkRuns, picks: np.ndarray, raw: list[bytes], norm: NormConfig
+        self, runs: ChunkRuns, picks: np.ndarray, raw: Sequence[bytes], norm: NormConfig
     ) -> None:
         """Offsets for runs ``picks`` (indices into `runs`) of the chunk of documents `raw`,
         tokenized under `norm`."""

@@ -19,7 +19,7 @@ so shards can run in any process.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,8 +48,8 @@ class DocBatch:
     """Whole documents of one source, ready to tokenize as one chunk."""
 
     source: int
-    raw: list[bytes]
-    """Each document's text, UTF-8."""
+    raw: Sequence[bytes]
+    """Each document's text, UTF-8 (a list, or :class:`~contam_cli.io.packed.PackedTexts`)."""
     order: np.ndarray
     """Each document's place in the source (file ordinal, then position): ties go to the lowest."""
     record: Callable[[int], Record]
@@ -123,14 +123,14 @@ class ChunkHits:
 
 
 def match_chunk(
-    index: EvalIndex, tk: Tokenizer, raw: list[bytes]
+    index: EvalIndex, tk: Tokenizer, raw: Sequence[bytes]
 ) -> tuple[ChunkHits, ChunkRuns] | None:
     """Find every eval n-gram in `raw` documents and the best exact run per example."""
     return match_window(index, tk, raw, tk.tokens(raw))
 
 
 def match_window(
-    index: EvalIndex, tk: Tokenizer, raw: list[bytes] | bytes, stream: TokenStream
+    index: EvalIndex, tk: Tokenizer, raw: Sequence[bytes] | bytes, stream: TokenStream
 ) -> tuple[ChunkHits, ChunkRuns] | None:
     """:func:`match_chunk` of documents `raw` (or one document's bytes) already tokenized."""
     if isinstance(raw, bytes):

@@ -110,13 +110,15 @@ def shard_batches(
     chunk_bytes: int,
     range_lines: dict[tuple[str, int], int],
     notes: ReadNotes | None = None,
+    accel: bool | None = None,
 ) -> Iterator[DocBatch]:
     """The documents of shard `sh` in batches; the lines each byte range read go into
     `range_lines` (keyed by (path, range start)), to turn range-relative lines into file lines;
-    `notes` receives what the readers replaced (lone surrogates)."""
+    `notes` receives what the readers replaced (lone surrogates); `accel`: read JSONL with the
+    compiled kernels (None: when installed)."""
     for ordinal, path, rng in sh.items:
         batches = _item_batches(
-            sh.source, ordinal, path, rng, spec, chunk_bytes, range_lines, notes
+            sh.source, ordinal, path, rng, spec, chunk_bytes, range_lines, notes, accel
         )
         yield from _with_file_lines(batches, path, rng, spec, chunk_bytes)
 
@@ -159,6 +161,7 @@ def _item_batches(
     chunk_bytes: int,
     range_lines: dict[tuple[str, int], int],
     notes: ReadNotes | None,
+    accel: bool | None,
 ) -> Iterator[DocBatch]:
     """The batches of one item of a shard (a file, or a byte range of one)."""
     base = ordinal << ORDER_FILE_SHIFT
@@ -170,6 +173,7 @@ def _item_batches(
         chunk_bytes=chunk_bytes,
         line_count=lines_read,
         notes=notes,
+        accel=accel,
     ):
         order = np.array(tb.offsets, dtype=np.int64)
         if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contam_cli.io.packed import PackedTexts, doc_lengths
 from contam_cli.text.hashing import HASH_NAME, fmix64, hash_tokens, ngram_hash, token_hash
 from contam_cli.text.normalize import (
     DEFAULT_NORM,
@@ -16,17 +17,20 @@ from contam_cli.text.normalize import (
     word_token_edge,
 )
 from contam_cli.text.stream import TokenStream, WordLayout
-from contam_cli.text.tokenizer import Tokenizer, fast_table, ngram_hashes
+from contam_cli.text.tables import fast_table
+from contam_cli.text.tokenizer import Tokenizer, ngram_hashes
 
 __all__ = [
     "DEFAULT_NORM",
     "HASH_NAME",
     "SEGMENTED_RANGES",
     "NormConfig",
+    "PackedTexts",
     "TokenStream",
     "Tokenizer",
     "WordLayout",
     "counted_as_one_token",
+    "doc_lengths",
     "fast_table",
     "fmix64",
     "hash_tokens",

@@ -8,29 +8,11 @@ with ``CONTAM_ACCEL=0``) nothing here is used. The eval index has kernels of its
 
 from __future__ import annotations
 
-import functools
-import importlib
-import os
 from types import ModuleType
 
+from contam_cli.io.accel import enabled, load
+
 __all__ = ["enabled", "kernels", "load"]
-
-
-@functools.cache
-def enabled() -> bool:
-    """Whether compiled kernels can be used: numba is installed and CONTAM_ACCEL is not 0."""
-    if os.environ.get("CONTAM_ACCEL", "1") == "0":
-        return False
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def load(module: str) -> ModuleType | None:
-    """The kernel module `module` (imported on first use), or None when kernels are off."""
-    return importlib.import_module(module) if enabled() else None
 
 
 def kernels() -> ModuleType | None:

@@ -8,13 +8,14 @@ the word's bytes, so Python only sees words it has never seen before.
 
 from __future__ import annotations
 
-import unicodedata
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from contam_cli.errors import MissingExtraError
+from contam_cli.io.packed import PackedTexts
 from contam_cli.text.accel import kernels
 from contam_cli.text.hashing import (
     _K,
@@ -27,10 +28,11 @@ from contam_cli.text.hashing import (
     hash_tokens,
     word_hashes,
 )
-from contam_cli.text.normalize import DEFAULT_NORM, NormConfig, is_segmented, normalize, tokenize
+from contam_cli.text.normalize import DEFAULT_NORM, NormConfig, tokenize
 from contam_cli.text.stream import TokenStream, WordLayout
+from contam_cli.text.tables import word_table
 
-__all__ = ["Tokenizer", "fast_table", "ngram_hashes"]
+__all__ = ["Tokenizer", "ngram_hashes"]
 
 
 class _SingleTokenMap:
@@ -71,43 +73,10 @@ class _SingleTokenMap:
         self.pending.clear()
 
 
-_FAST_TABLE: np.ndarray | None = None
-
-
-def fast_table() -> np.ndarray:
-    """Per BMP code point: 0 separator, 1 one-character token, 2 needs the full normalizer.
-
-    Derived from :func:`contam_cli.text.tokenize` itself, for the scripts written without spaces
-    (CJK ideographs, kana) and CJK / full-width punctuation: a character is fast only when it is
-    unchanged by normalization (or normalizes to punctuation), never combines with a neighbour,
-    and on its own tokenizes to itself (1) or to nothing (0). Everything else stays slow (2).
-    """
-    global _FAST_TABLE
-    if _FAST_TABLE is None:
-        table = np.full(0x10000, 2, dtype=np.uint8)
-        candidates = [
-            *range(0x3000, 0x3100),
-            *range(0x3400, 0x4DC0),
-            *range(0x4E00, 0xA000),
-            *range(0xFF00, 0xFF66),
-        ]
-        for cp in candidates:
-            c = chr(cp)
-            if unicodedata.combining(c):
-                continue
-            norm = normalize(c)
-            toks = tokenize(c)
-            if toks == [c] and norm == c and is_segmented(c):
-                table[cp] = 1
-            elif not toks and not any(ch.isalnum() for ch in norm) and not _composes(c):
-                table[cp] = 0
-        _FAST_TABLE = table
-    return _FAST_TABLE
-
-
-def _composes(c: str) -> bool:
-    """Whether `c` can combine with a following character under NFKC (e.g. kana + voicing)."""
-    return any(len(unicodedata.normalize("NFKC", c + m)) < 2 for m in ("\u3099", "\u309a"))
+def _slots(first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``first[j], first[j] + 1, ..., first[j] + counts[j] - 1`` for every j, in turn."""
+    total = int(counts.sum())
+    return np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(total)
 
 
 def _special_words(arr: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -171,6 +140,7 @@ class Tokenizer:
         if accel and self._k is None:
             raise MissingExtraError("numba", "fast")
         self._table = _translate_table(norm.casefold)
+        self._table_array = np.frombuffer(self._table, dtype=np.uint8)  # the same, for kernels
         self._toks = Powers(_Q, _Q_INV)
         self._cache: dict[bytes, np.ndarray] = {}
         self._singles = _SingleTokenMap(cache_limit)
@@ -189,33 +159,30 @@ class Tokenizer:
         """The compiled kernels this tokenizer uses (None: the numpy path)."""
         return self._k
 
-    def tokens(self, docs: list[bytes] | list[str]) -> TokenStream:
+    def tokens(self, docs: Sequence[bytes] | Sequence[str]) -> TokenStream:
         """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""
-        raw = [d.encode("utf-8", "surrogatepass") if isinstance(d, str) else d for d in docs]
-        size = 1 + sum(map(len, raw)) + len(raw)  # the leading separator, documents, separators
-        # One join: a leading separator, the documents, then >= 9 trailing separators, with the
-        # whole buffer's length a multiple of 8.
-        buf = b"\n".join([b"", *raw, b"\n" * (8 + (-size) % 8)])
-        lengths = np.fromiter((len(d) + 1 for d in raw), dtype=np.int64, count=len(raw))
-        doc_starts = np.cumsum(lengths) - lengths + 1  # where each document's bytes begin in buf
-        return self._tokens(buf, doc_starts)
+        if not isinstance(docs, PackedTexts):
+            # One join: a leading separator, the documents, then >= 9 trailing separators.
+            docs = PackedTexts.from_texts(
+                [d.encode("utf-8", "surrogatepass") if isinstance(d, str) else d for d in docs]
+            )
+        return self._tokens(docs.buffer, docs.starts)
 
     def _tokens(self, buf: bytes, doc_starts: np.ndarray) -> TokenStream:
-        tb = buf.translate(self._table)
-        arr = np.frombuffer(tb, dtype=np.uint8)
-        ascii_only = tb.isascii()
-        if not ascii_only:
-            arr = _blank_unicode_separators(arr)
-        # buf starts and ends with separators, so word edges alternate start, end, start, ...
         if self._k is not None:
-            edges = self._k.word_edges(arr)
+            arr, edges = self._k.translate_edges(np.frombuffer(buf, np.uint8), self._table_array)
+            starts, ends = edges[0::2], edges[1::2]
+            hashes, run_doc, special = self._k.hash_words(arr, edges, doc_starts)
         else:
+            tb = buf.translate(self._table)
+            arr = np.frombuffer(tb, dtype=np.uint8)
+            ascii_only = tb.isascii()
+            if not ascii_only:
+                arr = _blank_unicode_separators(arr)
+            # buf starts and ends with separators, so word edges alternate start, end, ...
             word = arr != 0x20
             edges = np.flatnonzero(word[1:] != word[:-1]) + 1
-        starts, ends = edges[0::2], edges[1::2]
-        if self._k is not None:
-            hashes, run_doc, special = self._k.hash_words(arr.view(np.uint64), edges, doc_starts)
-        else:
+            starts, ends = edges[0::2], edges[1::2]
             hashes = word_hashes(arr, starts, ends - starts)
             # Words before each document start -> each word's document, without a search per word.
             first_word = np.searchsorted(starts, doc_starts)
@@ -233,55 +200,54 @@ class Tokenizer:
         self, arr: np.ndarray, layout: WordLayout, hashes: np.ndarray, run_doc: np.ndarray
     ) -> TokenStream:
         """Replace the hashes of words holding non-ASCII bytes by their normalized tokens'."""
-        starts, ends, special = layout.starts, layout.ends, layout.special
-        # Words seen before that normalize to one token: a vectorized lookup by raw-bytes hash.
-        keys = hashes[special]
-        known, values = self._singles.lookup(keys)
-        hashes[special[known]] = values
-        rest = special[~known]
-        parts = self._normalize_words(arr, starts, ends, rest, keys[~known])
-        counts = np.array([len(p) for p in parts], dtype=np.int64)
-        if (counts == 1).all():  # each remaining word is one token too
-            if parts:
-                hashes[rest] = np.concatenate(parts)
+        starts, special = layout.starts, layout.special
+        counts, cat = self._normalize_words(arr, layout, hashes[special])
+        if (counts == 1).all():  # each word is one token
+            hashes[special] = cat
             return TokenStream(hashes, run_doc, layout)
         multi = counts != 1
-        layout = replace(layout, multi=rest[multi], multi_counts=counts[multi])
-        cat = np.concatenate(parts)
+        layout = replace(layout, multi=special[multi], multi_counts=counts[multi])
         if self._k is not None:
-            out, out_doc = self._k.expand(hashes, run_doc, rest, counts, cat)
+            out, out_doc = self._k.expand(hashes, run_doc, special, counts, cat)
             return TokenStream(out, out_doc, layout)
         per_word = np.ones(len(starts), dtype=np.int64)
-        per_word[rest] = counts
+        per_word[special] = counts
         out = np.repeat(hashes, per_word)
-        slots = np.repeat(np.cumsum(per_word)[rest] - counts, counts)
-        slots += np.arange(len(slots)) - np.repeat(np.cumsum(counts) - counts, counts)
-        out[slots] = cat
+        out[_slots(np.cumsum(per_word)[special] - counts, counts)] = cat
         return TokenStream(out, np.repeat(run_doc, per_word), layout)
 
     def _normalize_words(
-        self,
-        arr: np.ndarray,
-        starts: np.ndarray,
-        ends: np.ndarray,
-        words: np.ndarray,
-        keys: np.ndarray,
-    ) -> list[np.ndarray]:
-        """Token hashes of each word in `words` (indices), by the fastest exact route."""
-        parts: list[np.ndarray] = [self._empty] * len(words)
-        slow = np.arange(len(words))
-        if self._k is not None and len(words):
-            fast, counts, cat = self._k.segmented_words(arr, starts, ends, words, fast_table())
-            bounds = np.cumsum(counts[fast]).tolist()
-            for j, a, b in zip(np.flatnonzero(fast).tolist(), [0, *bounds[:-1]], bounds):
-                parts[j] = cat[a:b]
+        self, arr: np.ndarray, layout: WordLayout, keys: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The token count of each special word of `layout` and all their token hashes in turn,
+        by the fastest exact route: the compiled tables, then the words seen before that gave
+        one token (looked up by `keys`, their raw-bytes hashes), then the full normalizer."""
+        starts, ends, words = layout.starts, layout.ends, layout.special
+        n = len(words)
+        counts = np.ones(n, dtype=np.int64)
+        if self._k is not None and n:
+            kinds, fold, fold_len = word_table(self.norm)
+            fast, fast_counts, fast_cat = self._k.fast_words(
+                arr, starts, ends, words, kinds, fold, fold_len
+            )
             slow = np.flatnonzero(~fast)
-        slow_words = [arr[starts[w] : ends[w]].tobytes() for w in words[slow].tolist()]
-        slow_parts = self._special_hashes(slow_words)
-        for j, p in zip(slow.tolist(), slow_parts):
-            parts[j] = p
-        self._singles.remember(keys[slow], slow_parts)
-        return parts
+        else:
+            fast, fast_counts, fast_cat = np.zeros(n, dtype=bool), counts, self._empty
+            slow = np.arange(n)
+        known, values = self._singles.lookup(keys[slow])
+        old, new = slow[known], slow[~known]
+        new_words = [arr[starts[w] : ends[w]].tobytes() for w in words[new].tolist()]
+        new_parts = self._special_hashes(new_words)
+        self._singles.remember(keys[new], new_parts)
+        counts[fast] = fast_counts[fast]
+        counts[new] = [len(p) for p in new_parts]
+        first = np.cumsum(counts) - counts  # where each word's tokens begin in `cat`
+        cat = np.empty(int(counts.sum()), dtype=_U64)
+        cat[_slots(first[fast], counts[fast])] = fast_cat
+        cat[first[old]] = values
+        if new_parts:
+            cat[_slots(first[new], counts[new])] = np.concatenate(new_parts)
+        return counts, cat
 
     def _special_hashes(self, words: list[bytes]) -> list[np.ndarray]:
         """Token hashes of words holding non-ASCII bytes: cached, misses hashed in bulk."""

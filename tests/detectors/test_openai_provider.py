@@ -86,11 +86,17 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(record)
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            done = False
             try:
                 if method == "POST" and server.post_delay:
                     time.sleep(server.post_delay)
                 status, payload, headers = server.answer(method, self.path, body)
                 raw = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+                # NOTE: no longer in flight before the answer goes out: once the client has it,
+                # it may send its next request before this thread would get to a `finally`.
+                with server.lock:
+                    server.in_flight -= 1
+                done = True
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)
@@ -100,8 +106,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (the timeout test)
             finally:
-                with server.lock:
-                    server.in_flight -= 1
+                if not done:
+                    with server.lock:
+                        server.in_flight -= 1
 
         def do_GET(self) -> None:
             self._serve("GET")

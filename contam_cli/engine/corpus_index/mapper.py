@@ -12,6 +12,7 @@ ordinal, byte offset, record and line, which the driver turns into the serial bu
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -205,7 +206,9 @@ class _Docs:
     def __init__(self) -> None:
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in DOC_COLUMNS}
 
-    def add(self, ordinal: int, offsets: list[int], first: int, lines: list[int]) -> None:
+    def add(
+        self, ordinal: int, offsets: Sequence[int] | np.ndarray, first: int, lines: list[int]
+    ) -> None:
         m = len(offsets)
         self.parts["file_ord"].append(np.full(m, ordinal, dtype=np.int64))
         self.parts["offset"].append(np.array(offsets, dtype=np.int64))

@@ -31,7 +31,7 @@ from contam_cli.engine.fuzzy.index import FuzzyIndex
 from contam_cli.engine.fuzzy.results import FuzzyResults, build_results
 from contam_cli.engine.match import DocBatch
 from contam_cli.errors import UsageError
-from contam_cli.text import Tokenizer, TokenStream
+from contam_cli.text import Tokenizer, TokenStream, doc_lengths
 
 __all__ = ["FuzzyAccumulator", "trace_candidate"]
 
@@ -81,7 +81,7 @@ class FuzzyAccumulator:
             raise UsageError("the fuzzy index was built under another normalization")
         s = batch.source
         self.documents[s] += len(batch.raw)
-        self.text_bytes[s] += sum(len(r) for r in batch.raw)
+        self.text_bytes[s] += int(doc_lengths(batch.raw).sum())
         stream = stream if stream is not None else tokenizer.tokens(batch.raw)
         kernels = fuzzy_kernels() if tokenizer.kernels is not None else None
         counts = np.bincount(stream.doc, minlength=len(batch.raw))

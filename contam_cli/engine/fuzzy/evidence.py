@@ -9,6 +9,7 @@ original with the matched words highlighted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,7 +80,7 @@ class TokenChars:
     words: WordLayout | None
     doc_first: np.ndarray
     """Each document's first token in the chunk."""
-    raw: list[bytes]
+    raw: Sequence[bytes]
     norm: NormConfig
 
     def spans(self, doc: int, text: str, tokens: np.ndarray) -> np.ndarray:

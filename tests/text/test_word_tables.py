@@ -1,0 +1,88 @@
+"""The compiled tokenizer's character tables (text.tables) and the words it tokenizes with them
+(text._kernels.fast_words): exactly the tokens of :func:`tokenize`, for every configuration."""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contam_cli.text import Tokenizer, normalize, token_hash, tokenize
+from contam_cli.text.normalize import NormConfig
+from contam_cli.text.tables import JOINING, SEPARATOR, SINGLE, fast_table, word_table
+
+pytest.importorskip("numba", reason="the compiled tokenizer needs numba (extra fast)")
+
+CONFIGS = [
+    NormConfig(),
+    NormConfig(casefold=False),
+    NormConfig(nfkc=False),
+    NormConfig(False, False),
+]
+
+
+def _composing_seconds() -> set[str]:
+    """Every character that is the second of a canonical two-character decomposition: the
+    characters that can compose with the one before them."""
+    out = set()
+    for cp in range(sys.maxunicode + 1):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                out.add(chr(int(parts[1], 16)))
+    out.update(chr(cp) for cp in range(0x1161, 0x1176))  # Hangul: composed by algorithm
+    out.update(chr(cp) for cp in range(0x11A8, 0x11C3))
+    return out
+
+
+@pytest.mark.parametrize("norm", CONFIGS, ids=str)
+def test_no_fast_character_composes_with_its_neighbours(norm: NormConfig) -> None:
+    seconds = _composing_seconds()
+    kinds, fold, fold_len = word_table(norm)
+    for cp in np.flatnonzero((kinds == JOINING) | (kinds == SINGLE) | (kinds == SEPARATOR)):
+        c = chr(int(cp))
+        for text in (c, unicodedata.normalize("NFKC", c)):
+            nfd = unicodedata.normalize("NFD", text)
+            assert not nfd or nfd[0] not in seconds, hex(cp)
+        if kinds[cp] == JOINING:
+            out = int(fold[cp]).to_bytes(8, "little")[: fold_len[cp]].decode()
+            assert out == normalize(c, norm)
+            assert all(ch.isalnum() and ch not in seconds for ch in out), hex(cp)
+
+
+def test_the_tables_cover_the_common_letters() -> None:
+    kinds, _, _ = word_table(NormConfig())
+    for c in "éèàçñüößåøæœıłšžčğ" + "αβγδωάέ" + "абвгджя" + "ＡＺａｚ０９ﬁ":
+        assert kinds[ord(c)] == JOINING, c
+    for c in "\u0301İ":  # a combining mark; a letter whose casefold holds one
+        assert kinds[ord(c)] not in (JOINING, SINGLE, SEPARATOR), c
+    assert (fast_table() == word_table(NormConfig())[0])[0x3000:0xA000].all()
+
+
+def _pool(norm: NormConfig) -> list[str]:
+    kinds, _, _ = word_table(norm)
+    by_kind = [chr(int(c)) for k in (JOINING, SINGLE, SEPARATOR)
+               for c in np.flatnonzero(kinds == k)[::7]]  # fmt: skip
+    return by_kind + list("abcXYZ09") + ["\u0301", "İ", "ß", "\U0001f600", "\u0345", "ﬀ"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), norm=st.sampled_from(CONFIGS))
+def test_compiled_words_are_the_tokens_of_tokenize(data: st.DataObject, norm: NormConfig) -> None:
+    pool = _pool(norm)
+    char = st.sampled_from(pool)
+    docs = data.draw(
+        st.lists(
+            st.lists(st.lists(char, min_size=1, max_size=8).map("".join), max_size=6).map(" ".join),
+            min_size=1,
+            max_size=5,
+        )
+    )
+    want = [token_hash(t) for d in docs for t in tokenize(d, norm)]
+    assert Tokenizer(norm, accel=True).tokens(docs).hashes.tolist() == want
+    assert Tokenizer(norm, accel=False).tokens(docs).hashes.tolist() == want
