@@ -10,7 +10,13 @@ import unicodedata
 
 import numpy as np
 
-from contam_cli.text.normalize import NormConfig, is_segmented, normalize, tokenize
+from contam_cli.text.normalize import (
+    SEGMENTED_RANGES,
+    NormConfig,
+    is_segmented,
+    normalize,
+    tokenize,
+)
 
 __all__ = ["JOINING", "SEPARATOR", "SINGLE", "SLOW", "fast_table", "word_table"]
 
@@ -34,15 +40,19 @@ def fast_table() -> np.ndarray:
         *range(0x4E00, 0xA000),
         *range(0xFF00, 0xFF66),
     ]
+    segmented = [(lo, hi) for lo, hi in SEGMENTED_RANGES if lo < 0x10000]
     for cp in candidates:
         c = chr(cp)
         if unicodedata.combining(c):
             continue
+        if any(lo <= cp <= hi for lo, hi in segmented):
+            # NOTE: a segmented character is a token of its own: it is fast exactly when
+            # normalization leaves it alone (cheaper tests than normalize(), same answer).
+            if unicodedata.is_normalized("NFKC", c) and c.casefold() == c:
+                table[cp] = SINGLE
+            continue
         norm = normalize(c)
-        toks = tokenize(c)
-        if toks == [c] and norm == c and is_segmented(c):
-            table[cp] = SINGLE
-        elif not toks and not any(ch.isalnum() for ch in norm) and not _composes(c):
+        if not tokenize(c) and not any(ch.isalnum() for ch in norm) and not _composes(c):
             if _starts_clean(norm):
                 table[cp] = SEPARATOR
     return table

@@ -39,7 +39,9 @@ class _SingleTokenMap:
     """Raw word hash -> token hash, for non-ASCII words that normalize to exactly one token.
 
     Sorted numpy arrays, looked up with searchsorted; new entries wait in a dict and are merged
-    in when there are enough of them, so the merge cost stays proportional to what is added.
+    in (sorted, then inserted in one pass) once they are 1/64 of the map, so that a word seen in
+    one chunk is found by the next one's vectorized lookup while the merge cost stays
+    proportional to what is added.
     """
 
     def __init__(self, limit: int) -> None:
@@ -60,16 +62,17 @@ class _SingleTokenMap:
         for key, part in zip(keys.tolist(), parts):
             if len(part) == 1:
                 self.pending[key] = int(part[0])
-        if len(self.pending) < max(256, len(self.keys) // 4):
+        if not self.pending or len(self.pending) < len(self.keys) // 64:
             return
         if len(self.keys) + len(self.pending) > self.limit:
             self.keys, self.values = self.keys[:0], self.values[:0]
         new_k = np.fromiter(self.pending.keys(), dtype=_U64, count=len(self.pending))
         new_v = np.fromiter(self.pending.values(), dtype=_U64, count=len(self.pending))
-        keys_all = np.concatenate([self.keys, new_k])
-        order = np.argsort(keys_all, kind="stable")
-        self.keys = keys_all[order]
-        self.values = np.concatenate([self.values, new_v])[order]
+        order = np.argsort(new_k)
+        # NOTE: a pending key is never in the map already (only lookup misses are remembered).
+        at = np.searchsorted(self.keys, new_k[order])
+        self.keys = np.insert(self.keys, at, new_k[order])
+        self.values = np.insert(self.values, at, new_v[order])
         self.pending.clear()
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli.text import Tokenizer, normalize, token_hash, tokenize
+from contam_cli.text import Tokenizer, is_segmented, normalize, token_hash, tokenize
 from contam_cli.text.normalize import NormConfig
 from contam_cli.text.tables import JOINING, SEPARATOR, SINGLE, fast_table, word_table
 
@@ -53,6 +53,24 @@ def test_no_fast_character_composes_with_its_neighbours(norm: NormConfig) -> Non
             out = int(fold[cp]).to_bytes(8, "little")[: fold_len[cp]].decode()
             assert out == normalize(c, norm)
             assert all(ch.isalnum() and ch not in seconds for ch in out), hex(cp)
+
+
+def test_the_fast_table_is_what_the_normalizer_says() -> None:
+    """Every character fast_table() calls a token of its own (or a separator) is one for
+    :func:`tokenize` too, by the plain definition."""
+    table = fast_table()
+    for cp in [*range(0x3000, 0x3100), *range(0x3400, 0x4DC0), *range(0x4E00, 0xA000),
+               *range(0xFF00, 0xFF66)]:  # fmt: skip
+        c = chr(cp)
+        single = (
+            not unicodedata.combining(c)
+            and tokenize(c) == [c]
+            and normalize(c) == c
+            and is_segmented(c)
+        )
+        assert (table[cp] == SINGLE) == single, hex(cp)
+        if table[cp] == SEPARATOR:
+            assert not tokenize(c) and not any(ch.isalnum() for ch in normalize(c)), hex(cp)
 
 
 def test_the_tables_cover_the_common_letters() -> None:
