@@ -51,7 +51,7 @@ __all__ = [
     "store_entry",
 ]
 
-CACHE_FORMAT = "contam.eval-cache/1"
+CACHE_FORMAT = "contam.eval-cache/2"
 """Bumped whenever an entry's layout changes (an older entry then misses, as its key differs)."""
 EVAL_CACHE_ENV = "CONTAM_EVAL_CACHE"
 """The environment variable the command line reads as the default ``--eval-cache``."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from contam_cli.engine._kernels import bloom_mask
 from contam_cli.engine.fuzzy.seeds import PAIR_SALT
 from contam_cli.text.hashing import _F1, _F2
 
 _U = np.uint64
 SALT, F1, F2 = _U(PAIR_SALT), _U(_F1), _U(_F2)
-S33, M6, S6, ONE = _U(33), _U(63), _U(6), _U(1)
+S33 = _U(33)
 
 
 @njit(cache=True, nogil=True)
@@ -50,7 +51,7 @@ def pair_hits(tokens, doc, max_gap, words, shift, pairs, directory, dir_shift): 
             if c + g >= n or doc[c + g] != doc[c]:
                 break
             h = _fmix(a + tokens[c + g] + SALT)
-            mask = (ONE << (h & M6)) | (ONE << ((h >> S6) & M6))
+            mask = bloom_mask(h)
             if (words[np.int64(h >> sh)] & mask) != mask:
                 continue
             bucket = np.int64(h >> dsh)
