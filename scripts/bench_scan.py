@@ -6,7 +6,8 @@
 Generates the synthetic benchmark with ``python -m contam_cli.features.bench.generate --reuse``
 (a DIR whose meta.json matches the parameters is kept), then runs every tool on the same files and
 prints one Markdown table: wall time, MB/s, CPU time (user + sys of the child and its waited
-descendants, from ``wait4``), MB per CPU-second, peak RSS, speed relative to ``wc -w``, and
+descendants, from ``wait4``), MB per CPU-second, peak RSS, speed relative to ``wc -w`` (by wall
+time, and per core: by CPU time), and
 whether contam's findings equal the reference scanner's (flagged ids, overlap_fraction within
 1e-9, longest_run). Below it: the first mismatches, what each tool flagged per labelled
 category, and the machine. ``--eval-cache`` adds two ``--jobs 1`` rows with a fresh
@@ -407,6 +408,25 @@ def warm_cache(paths: Iterable[Path]) -> None:
                 pass
 
 
+_WARM_KERNELS = """
+import sys
+from pathlib import Path
+from contam_cli.features.scan import scan
+d = Path(sys.argv[1])
+lines = ['{"text": "the numba cache is warmed once caf\\u00e9 \\u6771\\u4eac"}'] * 3
+(d / "c.jsonl").write_text("\\n".join(lines) + "\\n", encoding="utf-8")
+scan(["the numba cache is warmed once"], d / "c.jsonl", n=3, accel=True)
+"""
+
+
+def warm_kernels() -> None:
+    """Compile contam's numba kernels into their on-disk cache (a one-time cost per install and
+    source change, several seconds), in a child process, so that no measured run pays it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-c", _WARM_KERNELS, tmp]
+        subprocess.run(cmd, check=False, cwd=REPO, capture_output=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # Output
 
@@ -420,18 +440,21 @@ def results_table(rows: list[Row], corpus_bytes: int) -> str:
     mb = corpus_bytes / 1e6
     floor = next((r for r in rows if r.tool == "`wc -w`" and not r.error), None)
     floor_speed = mb / floor.run.wall if floor else None
+    floor_cpu = floor.run.cpu if floor and floor.run.cpu > 0 else None
     out = [
         "| tool | wall s | MB/s | CPU s | MB per CPU-s | peak RSS MB | vs `wc -w` "
-        "| agrees with reference |",
-        "|---|--:|--:|--:|--:|--:|--:|---|",
+        "| per CPU-s vs `wc -w` | agrees with reference |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
     for r in rows:
         speed = mb / r.run.wall
         per_cpu = _fmt(mb / r.run.cpu) if r.run.cpu > 0 else "—"
         ratio = f"{speed / floor_speed:.3f}×" if floor_speed else "—"
+        # NOTE: per core: wc -w's CPU time over this tool's (every process it ran, all cores).
+        core_ratio = f"{floor_cpu / r.run.cpu:.3f}×" if floor_cpu and r.run.cpu > 0 else "—"
         out.append(
             f"| {r.tool} | {_fmt(r.run.wall, 2)} | {_fmt(speed)} | {_fmt(r.run.cpu, 2)} "
-            f"| {per_cpu} | {_fmt(r.run.max_rss_mb)} | {ratio} | {r.agrees} |"
+            f"| {per_cpu} | {_fmt(r.run.max_rss_mb)} | {ratio} | {core_ratio} | {r.agrees} |"
         )
     return "\n".join(out)
 
@@ -580,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     bench, meta = prepared
     warm_cache([bench.eval, *bench.shards])
+    warm_kernels()
     notes: list[str] = []
     wc = run_tool("`wc -w`", ["wc", "-w", *map(str, bench.shards)], None, notes)
     contam_rows = run_contam(bench, args.jobs, notes)
