@@ -360,10 +360,9 @@ def _directory(sorted_grams: np.ndarray, kernels: Any = None) -> dict[str, Any]:
 
 
 # -- the prefilter ------------------------------------------------------------------------------
-# A blocked Bloom filter: the top bits of a gram pick one 64-bit word, its lowest 24 bits pick
-# four bits in it. At 16 to 32 bits per gram 0.1% to 0.4% of other hashes pass (two bits: about
-# 2%, and each one that passes costs two cache misses in the exact search), and a probe still
-# touches one cache line.
+# A blocked Bloom filter: a gram's top bits pick one 64-bit word, its lowest 24 bits four bits in
+# it. At 16-32 bits per gram 0.1-0.4% of other hashes pass (two bits: 2%), and a probe touches one
+# cache line (each hash that passes costs two cache misses in the exact search).
 
 _LOW6 = np.uint64(63)
 _SHIFTS = tuple(np.uint64(s) for s in (0, 6, 12, 18))
@@ -376,10 +375,7 @@ def _bloom_log2(m: int) -> int:
 
 def _bloom_masks(hashes: np.ndarray) -> np.ndarray:
     one = np.uint64(1)
-    out = np.zeros(len(hashes), dtype=np.uint64)
-    for s in _SHIFTS:
-        out |= np.left_shift(one, (hashes >> s) & _LOW6)
-    return out
+    return np.bitwise_or.reduce([np.left_shift(one, (hashes >> s) & _LOW6) for s in _SHIFTS])
 
 
 def _bloom(sorted_grams: np.ndarray, log2: int, kernels: Any = None) -> np.ndarray:
