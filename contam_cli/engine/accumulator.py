@@ -16,8 +16,6 @@ from contam_cli.text import NormConfig, Tokenizer, doc_lengths
 
 __all__ = ["Accumulator"]
 
-_NO_ORDER = np.iinfo(np.int64).max
-
 
 @dataclass
 class Accumulator:
@@ -28,7 +26,6 @@ class Accumulator:
     n_examples: int
     source_names: list[str]
     redact: bool = False
-    matched: np.ndarray = field(init=False)
     best_len: np.ndarray = field(init=False)
     best_order: np.ndarray = field(init=False)
     best_pos: np.ndarray = field(init=False)
@@ -39,15 +36,49 @@ class Accumulator:
     """Per corpus file, the records whose lone surrogate escapes were read as U+FFFD."""
     documents: np.ndarray = field(init=False)
     text_bytes: np.ndarray = field(init=False)
+    # NOTE: a shard's result touches few of its (source, n-gram) and (source, example) cells,
+    # and with a million examples the dense arrays are 80 MB: its matched n-grams wait as index
+    # arrays (`_marks`) until someone reads `matched`, and `_touched` lists the flat (source,
+    # example) cells its runs improved, so that merging and pickling it cost what it holds.
+    _dense: np.ndarray | None = field(init=False, default=None, repr=False)
+    _marks: list[tuple[int, np.ndarray]] = field(init=False, default_factory=list, repr=False)
+    _marked: int = field(init=False, default=0, repr=False)
+    _touched: list[np.ndarray] = field(init=False, default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         s, e = self.n_sources, self.n_examples
-        self.matched = np.zeros((s, self.n_grams), dtype=bool)
+        # NOTE: zeros, which the OS provides lazily; a cell's order and position are read only
+        # where its best length is above 0, that is where a run set them.
         self.best_len = np.zeros((s, e), dtype=np.int64)
-        self.best_order = np.full((s, e), _NO_ORDER, dtype=np.int64)
-        self.best_pos = np.full((s, e), _NO_ORDER, dtype=np.int64)
+        self.best_order = np.zeros((s, e), dtype=np.int64)
+        self.best_pos = np.zeros((s, e), dtype=np.int64)
         self.documents = np.zeros(s, dtype=np.int64)
         self.text_bytes = np.zeros(s, dtype=np.int64)
+
+    @property
+    def matched(self) -> np.ndarray:
+        """Whether each (source, eval n-gram) was found, shape (S, G) (made dense on first use)."""
+        if self._dense is None:
+            self._dense = np.zeros((self.n_sources, self.n_grams), dtype=bool)
+        for s, grams in self._marks:
+            self._dense[s, grams] = True
+        self._marks, self._marked = [], 0
+        return self._dense
+
+    def touch(self, source: int, examples: np.ndarray) -> None:
+        """Note that the best runs of `examples` in `source` were set by the caller (who writes
+        ``best_*`` itself, as a persisted index does), so merging and pickling keep them."""
+        self._touched.append(source * self.n_examples + np.asarray(examples, dtype=np.int64))
+
+    def mark(self, source: int, grams: np.ndarray) -> None:
+        """Record eval n-grams `grams` (indices) as found in `source`."""
+        if self._dense is not None:
+            self._dense[source, grams] = True
+            return
+        self._marks.append((source, grams))
+        self._marked += len(grams)
+        if self._marked * 64 > self.n_sources * self.n_grams:  # denser than a bitmap by now
+            self.matched  # noqa: B018 (made dense)
 
     def add_batch(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
         """Match one batch of documents and keep what improves the results (documents longer
@@ -71,7 +102,7 @@ class Accumulator:
         if found is None:
             return
         hits, runs = found
-        self.matched[batch.source, hits.grams] = True
+        self.mark(batch.source, hits.grams)
         self._offer(batch, runs, tk.norm)
 
     def _add_windows(self, index: EvalIndex, tk: Tokenizer, batch: DocBatch) -> None:
@@ -83,7 +114,7 @@ class Accumulator:
             if found is None:
                 continue
             hits, runs = found
-            self.matched[batch.source, hits.grams] = True
+            self.mark(batch.source, hits.grams)
             self._offer(batch.window(win.raw), runs, tk.norm, win, doc)
 
     def _offer(
@@ -111,6 +142,7 @@ class Accumulator:
             & ((order < cur_ord) | ((order == cur_ord) & (runs.doc_pos < cur_pos)))
         )
         picks = np.flatnonzero(better)
+        self._touched.append(s * self.n_examples + runs.example[picks])
         offsets = None
         if runs.words is not None and len(picks):
             offsets = RunOffsets(local, picks, batch.raw, norm)
@@ -142,37 +174,73 @@ class Accumulator:
             self.evidence[(s, e)] = ev
 
     def __getstate__(self) -> dict[str, object]:
-        # NOTE: shards travel between processes; the matched bitmap is the bulk of it, so pack it.
+        # NOTE: shards travel between processes: send the cells they hold, not the dense arrays.
         state = dict(self.__dict__)
-        state["matched"] = (np.packbits(self.matched, axis=1), self.matched.shape)
+        touched = self._touched_cells()
+        state["_touched"] = [touched]
+        for name in ("best_len", "best_order", "best_pos"):
+            state[name] = state[name].reshape(-1)[touched]
+        if self._dense is not None:
+            state["_dense"] = np.packbits(self._dense, axis=1)
+        else:
+            state["_marks"] = [
+                (s, np.unique(np.concatenate(g))) for s, g in self._marks_by_source()
+            ]
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        packed, shape = cast("tuple[np.ndarray, tuple[int, int]]", state["matched"])
-        state["matched"] = np.unpackbits(packed, axis=1, count=shape[1]).astype(bool)
+        shape = (cast(int, state["n_sources"]), cast(int, state["n_examples"]))
+        (touched,) = cast("list[np.ndarray]", state["_touched"])
+        for name in ("best_len", "best_order", "best_pos"):
+            full = np.zeros(shape, dtype=np.int64)
+            full.reshape(-1)[touched] = cast(np.ndarray, state[name])
+            state[name] = full
+        packed = state.get("_dense")  # NOTE: absent while None (a dataclass class default)
+        if packed is not None:
+            n = cast(int, state["n_grams"])
+            state["_dense"] = np.unpackbits(cast(np.ndarray, packed), axis=1, count=n).astype(bool)
         self.__dict__.update(state)
+
+    def _touched_cells(self) -> np.ndarray:
+        if not self._touched:
+            return np.zeros(0, dtype=np.int64)
+        cells = np.unique(np.concatenate(self._touched))
+        self._touched = [cells]
+        return cells
+
+    def _marks_by_source(self) -> list[tuple[int, list[np.ndarray]]]:
+        by: dict[int, list[np.ndarray]] = {}
+        for s, grams in self._marks:
+            by.setdefault(s, []).append(grams)
+        return sorted(by.items())
 
     def merge(self, other: Accumulator) -> None:
         """Fold `other` (same index, same sources) into this accumulator; order-independent."""
-        self.matched |= other.matched
+        if other._dense is not None:
+            np.logical_or(self.matched, other._dense, out=self.matched)
+        else:
+            for s, grams in other._marks:
+                self.mark(s, grams)
         self.range_lines.update(other.range_lines)
         for path, count in other.replaced.items():
             self.replaced[path] = self.replaced.get(path, 0) + count
         self.documents += other.documents
         self.text_bytes += other.text_bytes
-        better = (other.best_len > self.best_len) | (
-            (other.best_len == self.best_len)
-            & (other.best_len > 0)
-            & (
-                (other.best_order < self.best_order)
-                | ((other.best_order == self.best_order) & (other.best_pos < self.best_pos))
-            )
-        )
-        for s, e in zip(*np.nonzero(better)):
-            key = (int(s), int(e))
-            self.best_len[key] = other.best_len[key]
-            self.best_order[key] = other.best_order[key]
-            self.best_pos[key] = other.best_pos[key]
+        cells = other._touched_cells()
+        flat = [(a.reshape(-1), b.reshape(-1)) for a, b in (
+            (self.best_len, other.best_len),
+            (self.best_order, other.best_order),
+            (self.best_pos, other.best_pos),
+        )]  # fmt: skip
+        (sl, ol), (so, oo), (sp, op) = ((a[cells], b[cells]) for a, b in flat)
+        better = (ol > sl) | ((ol == sl) & (ol > 0) & ((oo < so) | ((oo == so) & (op < sp))))
+        won = cells[better]
+        for mine, theirs in flat:
+            mine[won] = theirs[won]
+        self._touched.append(won)
+        e_count = self.n_examples
+        for c in won.tolist():
+            key = (c // e_count, c % e_count)
             self.evidence[key] = other.evidence[key]
 
     def matched_counts(self, index: EvalIndex) -> np.ndarray:
