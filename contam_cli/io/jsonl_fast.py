@@ -13,7 +13,7 @@ two equal).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from types import ModuleType
 from typing import BinaryIO
 
@@ -95,10 +95,24 @@ class PackedBatch(LineBatch):
 
     def done(self) -> TextBatch:
         lengths = np.concatenate(self.lengths)
-        texts = PackedTexts(packed_buffer(self.pieces, self.size, self.count), lengths)
+        texts: Sequence[bytes]
+        if max(map(len, self.pieces)) > BIG_LINE:
+            # NOTE: a very long document is scanned in windows: a packed copy of it would
+            # only add its size to the peak.
+            texts = [t for piece, n in zip(self.pieces, self.lengths) for t in _split(piece, n)]
+        else:
+            texts = PackedTexts(packed_buffer(self.pieces, self.size, self.count), lengths)
         first = -1 if self.ranged else self.first
         lines = np.concatenate(self.line_parts).tolist()
         return TextBatch(texts, np.concatenate(self.offset_parts), first, self.record, lines)
+
+
+def _split(piece: bytes, lengths: np.ndarray) -> list[bytes]:
+    """The documents of `piece` (texts of `lengths` bytes, joined by newlines)."""
+    if len(lengths) == 1:
+        return [piece]
+    starts = np.cumsum(lengths + 1) - (lengths + 1)
+    return [piece[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist())]
 
 
 def kernel_batches(
@@ -120,13 +134,25 @@ def kernel_batches(
         block = read(fh, BLOCK_SIZE, src.path, state.line_no + 1)
         if not block:
             data = b"".join(pending)
-            if data:
+            if len(data) > BIG_LINE:
+                yield from state.big_line(data, offset)
+            elif data:
                 yield from state.lines(data, offset)
             break
         cut = block.rfind(b"\n")
         if cut < 0:
             pending.append(block)
             continue
+        if sum(map(len, pending)) > BIG_LINE:  # a very long line ends in this block
+            nl = block.find(b"\n")
+            head = b"".join([*pending, block[:nl]])
+            pending, block = [], block[nl + 1 :]
+            yield from state.big_line(head, offset)
+            offset += len(head) + 1
+            cut -= nl + 1
+            if cut < 0 or state.finished:
+                pending = [block]
+                continue
         data = b"".join([*pending, block[: cut + 1]])
         pending = [block[cut + 1 :]]
         yield from state.lines(data, offset)
@@ -158,9 +184,6 @@ class _State:
         over = np.flatnonzero(starts + offset >= self.limit)
         stop = int(over[0]) if len(over) else n
         kind = status[:stop]
-        # NOTE: as on the line-by-line route, a very long line goes to the full reader, which
-        # parses it with less memory than orjson would.
-        kind[(kind == k.FAST) & (ends[:stop] - starts[:stop] > BIG_LINE)] = k.FALLBACK
         kept = np.flatnonzero(kind != k.BLANK)
         line_of = kept + self.line_no + 1  # 1-based line of each kept line
         self.line_no += stop
@@ -173,17 +196,31 @@ class _State:
             if j == len(kept):
                 break
             i = int(kept[j])
-            raw = data[starts[i] : ends[i]]
-            line = int(line_of[j])
-            rec = self.batch.full_record(int(starts[i]) + offset, line, raw, self.batch.count)
-            text_i = rec.text.encode("utf-8", "surrogatepass")
-            self.batch.add(text_i, int(starts[i]) + offset, line, raw, rec)
-            self.count += 1
-            if self.batch.size >= self.chunk_bytes:
-                yield self._next()
+            yield from self._full(
+                data[starts[i] : ends[i]], int(starts[i]) + offset, int(line_of[j])
+            )
             begin = j + 1
         if stop < n:
             self.finished = True
+
+    def big_line(self, raw: bytes, offset: int) -> Iterator[TextBatch]:
+        """A line longer than BIG_LINE (without its newline): straight to the full reader, as
+        on the line-by-line route (it parses such a line with less memory than orjson, and the
+        kernel's buffers would double it)."""
+        if offset >= self.limit:
+            self.finished = True
+            return
+        self.line_no += 1
+        if not raw.isspace():
+            yield from self._full(raw, offset, self.line_no)
+
+    def _full(self, raw: bytes, offset: int, line: int) -> Iterator[TextBatch]:
+        """Line `raw` (at file `offset`, 1-based `line`) read by the full reader."""
+        rec = self.batch.full_record(offset, line, raw, self.batch.count)
+        self.batch.add(rec.text.encode("utf-8", "surrogatepass"), offset, line, raw, rec)
+        self.count += 1
+        if self.batch.size >= self.chunk_bytes:
+            yield self._next()
 
     def _run(
         self,

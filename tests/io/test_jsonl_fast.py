@@ -209,6 +209,7 @@ def _read(path: Path, fast: bool, **kw: object) -> object:
     chunk=st.integers(1, 120),
     cut=st.floats(0, 1),
     trailing=st.booleans(),
+    big=st.sampled_from([None, 20, 60]),
 )
 def test_the_compiled_route_reads_what_the_line_route_reads(
     tmp_path_factory: pytest.TempPathFactory,
@@ -217,6 +218,7 @@ def test_the_compiled_route_reads_what_the_line_route_reads(
     chunk: int,
     cut: float,
     trailing: bool,
+    big: int | None,
 ) -> None:
     path = tmp_path_factory.mktemp("c") / "c.jsonl"
     data = b"\n".join(lines) + (b"\n" if trailing else b"")
@@ -225,6 +227,8 @@ def test_the_compiled_route_reads_what_the_line_route_reads(
     with pytest.MonkeyPatch.context() as m:
         # Tiny blocks: lines cut across reads, several blocks per batch and batches per block.
         m.setattr(jsonl_fast, "BLOCK_SIZE", block)
+        if big is not None:  # "very long" lines bypass the kernel (and its packed buffer)
+            m.setattr(jsonl_fast, "BIG_LINE", big)
         for rng in [None, (0, at), (at, len(data))]:
             fast = _read(path, True, chunk_bytes=chunk, byte_range=rng)
             assert fast == _read(path, False, chunk_bytes=chunk, byte_range=rng)
