@@ -4,8 +4,8 @@ Where numba is installed (extra ``fast``) and no ``--field``/``--id-field`` is g
 corpus is read a block of complete lines at a time: one kernel call
 (:mod:`contam_cli.io._jsonl_kernels`) validates every line and decodes its ``"text"`` into one
 buffer laid out as the tokenizer reads documents, and a batch is slices of that buffer
-(:class:`~contam_cli.io.packed.PackedTexts`). A line the kernel declines goes through the full record
-reader, exactly as on the line-by-line route, so the documents, their order, offsets, line
+(:class:`~contam_cli.io.packed.PackedTexts`). A line the kernel declines goes through the full
+record reader, exactly as on the line-by-line route, so the documents, their order, offsets, line
 numbers, records and errors are those of that route (``tests/io/test_jsonl_fast.py`` holds the
 two equal).
 """
