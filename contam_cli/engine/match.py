@@ -140,8 +140,9 @@ def match_window(
     if len(hit) == 0:
         return None
     k = win[hit]
-    counts = np.bincount(stream.doc, minlength=len(raw))
-    doc_first = np.cumsum(counts) - counts
+    # NOTE: tokens are in document order: each document's first token by binary search, not a
+    # count over every token of the chunk.
+    doc_first = np.searchsorted(stream.doc, np.arange(len(raw)))
     doc = stream.doc[k]
     pos = k - doc_first[doc]
     hits = ChunkHits(uidx, doc, pos)
