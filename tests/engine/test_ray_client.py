@@ -64,5 +64,13 @@ def test_a_ray_client_scan_gives_the_local_report(head: str) -> None:
     assert local.returncode == 1, local.stderr
     env = {**os.environ, "RAY_AUTH_MODE": "token"}  # NOTE: the head's default; see docs/scale.md
     remote = _scan("--engine", "ray", "--ray-address", head, env=env)
+    for _ in range(2):
+        # NOTE: on this project's machines the head's per-client server sometimes dies while it
+        # starts (its log stays empty; about one start in three, none of contam's code has run
+        # yet): the client is refused with "Initialization failure from server". Connecting
+        # again gets a new one; any other failure fails the test at once.
+        if b"Initialization failure from server" not in remote.stderr:
+            break
+        remote = _scan("--engine", "ray", "--ray-address", head, env=env)
     assert remote.returncode == 1, remote.stderr.decode()[-2000:]
     assert remote.stdout == local.stdout
