@@ -146,6 +146,7 @@ class Accumulator:
         offsets = None
         if runs.words is not None and len(picks):
             offsets = RunOffsets(local, picks, batch.raw, norm)
+        ranges = batch.range_lines
         for j, k in enumerate(picks.tolist()):
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
@@ -167,10 +168,8 @@ class Accumulator:
                 self.redact,
                 span=span,
                 norm=norm,
+                range_line=None if ranges is None else (ranges[0], ranges[1][d]),
             )
-            if batch.range_lines is not None:
-                key, lines = batch.range_lines
-                ev = replace(ev, line=lines[d], line_base=key)
             self.evidence[(s, e)] = ev
 
     def __getstate__(self) -> dict[str, object]:

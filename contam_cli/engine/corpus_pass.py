@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.eval_index import EvalIndex
+from contam_cli.engine.evidence import Evidence
 from contam_cli.engine.executor import Executor
 from contam_cli.engine.fuzzy.index import FuzzyIndex
 from contam_cli.engine.fuzzy.shared import WithFuzzy, add_both, with_fuzzy
@@ -136,4 +137,7 @@ def fill_evidence_lines(acc: Accumulator) -> None:
         for key, ev in list(evidence.items()):
             if ev.line_base is not None and ev.line is not None:
                 line = ev.line + lines_before[ev.line_base]
-                evidence[key] = replace(ev, line=line, line_base=None)
+                if isinstance(ev, Evidence):
+                    evidence[key] = ev.at_file_line(line)
+                else:  # the fuzzy detector's
+                    evidence[key] = replace(ev, line=line, line_base=None)

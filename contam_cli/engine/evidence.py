@@ -43,6 +43,15 @@ class Evidence:
     """Set while `line` counts from the first line of the byte range of `path` that starts at
     this offset (a shard of a large file); the scan makes it a file line when all shards are in."""
 
+    def at_file_line(self, line: int) -> Evidence:
+        """This evidence with `line` as its file line (`line_base` cleared); cheaper than
+        ``dataclasses.replace``, which the scan would call for every finding."""
+        return Evidence(
+            self.source, self.path, line, self.record, self.doc_id, self.byte_offset,
+            self.char_start, self.char_end, self.doc_token, self.eval_token, self.length,
+            self.text, None,
+        )  # fmt: skip
+
 
 class RunOffsets:
     """Character offsets of runs in their documents, from the words the tokenizer found.
@@ -134,18 +143,21 @@ def make_evidence(
     redact: bool,
     span: tuple[int, int] | None = None,
     norm: NormConfig = DEFAULT_NORM,
+    range_line: tuple[tuple[str, int], int] | None = None,
 ) -> Evidence:
     """Evidence for a run of `length` tokens at token `pos` of document `rec` (None: the
     document could not be read again, so there are no offsets and no text).
 
     `span`: the run's character offsets in ``rec.text`` when the caller already knows them
     (they must equal what :func:`~contam_cli.text.token_range` gives); None: computed here.
+    `range_line`: for a document of a byte range, the range (path, start) and the document's
+    line counted from the range's first line (see :attr:`Evidence.line_base`).
     """
     if rec is None:
         return Evidence(source, None, None, None, None, None, -1, -1, pos, eval_pos, length, None)
     a, b = span if span is not None else token_range(rec.text, pos, pos + length - 1, norm)
     loc = rec.locator
-    line = loc.line
+    line, base = (loc.line, None) if range_line is None else (range_line[1], range_line[0])
     if line is not None and _is_text_file(loc.path):
         line += rec.text.count("\n", 0, a)  # a .txt document spans lines: point at the run's
     return Evidence(
@@ -161,6 +173,7 @@ def make_evidence(
         eval_token=eval_pos,
         length=length,
         text=None if redact else rec.text[a:b],
+        line_base=base,
     )
 
 
