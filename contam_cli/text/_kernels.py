@@ -7,6 +7,7 @@ from numba import njit
 
 from contam_cli.io._intrinsics import load8
 from contam_cli.text.hashing import _F1, _F2, _K, _P, _Q, _Q_INV
+from contam_cli.text.tables import JOINING, SINGLE, SLOW
 
 _U = np.uint64
 P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)
@@ -76,10 +77,10 @@ def fast_words(buf, starts, ends, words, kinds, fold, fold_len):  # noqa: ANN001
                     ok = False
                     break
                 kind = kinds[cp]
-                if kind == 2:
+                if kind == SLOW:
                     ok = False
                     break
-                if kind == 3:
+                if kind == JOINING:
                     piece = fold[cp]
                     plen = np.int64(fold_len[cp])
                     i += size
@@ -91,7 +92,7 @@ def fast_words(buf, starts, ends, words, kinds, fold, fold_len):  # noqa: ANN001
                         o += 1
                         length = 0
                         acc, power, w, shift = _U(0), _U(1), _U(0), _U(0)
-                    if kind == 1:  # a token of its own: its 3 bytes
+                    if kind == SINGLE:  # a token of its own: its 3 bytes
                         x = _U(b0) | (_U(buf[i + 1]) << S8) | (_U(buf[i + 2]) << _U(16))
                         out[o] = _fmix(x + _U(3) * K)
                         o += 1
