@@ -21,7 +21,7 @@ import numpy as np
 
 from contam_cli.io.accel import load
 from contam_cli.io.formats import BLOCK_SIZE, read
-from contam_cli.io.line_batch import LineBatch, TextBatch
+from contam_cli.io.line_batch import BatchBuilder, TextBatch
 from contam_cli.io.lines import BIG_LINE
 from contam_cli.io.model import Record
 from contam_cli.io.packed import PackedTexts, packed_buffer
@@ -36,7 +36,7 @@ def kernels() -> ModuleType | None:
     return load("contam_cli.io._jsonl_kernels")
 
 
-class PackedBatch(LineBatch):
+class PackedBatch(BatchBuilder):
     """A TextBatch being filled with runs of kernel-read lines (and the lines it declined)."""
 
     def __init__(self, src: FileSource, ranged: bool, first_ordinal: int) -> None:
@@ -50,11 +50,8 @@ class PackedBatch(LineBatch):
         self.runs: list[tuple[bytes, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.count = 0
 
-    def add(
-        self, text: bytes, offset: int, line: int, raw: bytes, rec: Record | None = None
-    ) -> None:
-        """One document read by the full reader (`rec`)."""
-        assert rec is not None
+    def add(self, text: bytes, offset: int, line: int, rec: Record) -> None:
+        """One document read by the full reader (`rec`), at file `offset` and `line`."""
         self.built[self.count] = rec
         offset = rec.locator.span[0] if rec.locator.span else offset  # after a BOM
         self._part(text, np.array([len(text)]), np.array([offset]), np.array([line]))
@@ -217,7 +214,7 @@ class _State:
     def _full(self, raw: bytes, offset: int, line: int) -> Iterator[TextBatch]:
         """Line `raw` (at file `offset`, 1-based `line`) read by the full reader."""
         rec = self.batch.full_record(offset, line, raw, self.batch.count)
-        self.batch.add(rec.text.encode("utf-8", "surrogatepass"), offset, line, raw, rec)
+        self.batch.add(rec.text.encode("utf-8", "surrogatepass"), offset, line, rec)
         self.count += 1
         if self.batch.size >= self.chunk_bytes:
             yield self._next()

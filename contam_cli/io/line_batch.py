@@ -11,7 +11,7 @@ from contam_cli.io.lines import line_span, parse_line
 from contam_cli.io.model import Locator, Record
 from contam_cli.io.source import FileSource
 
-__all__ = ["LineBatch", "TextBatch"]
+__all__ = ["BatchBuilder", "LineBatch", "TextBatch"]
 
 
 @dataclass
@@ -35,17 +35,35 @@ class TextBatch:
     range's first line (see `line_count` of :func:`iter_text_batches`)."""
 
 
-class LineBatch:
-    """A TextBatch being filled from the lines of a JSONL file."""
+class BatchBuilder:
+    """What every builder of a TextBatch from a JSONL file shares: the file, the records built so
+    far (by document), the text bytes added, and the full reader for one line."""
 
     def __init__(self, src: FileSource, ranged: bool, first_ordinal: int) -> None:
         self.src, self.ranged, self.first = src, ranged, first_ordinal
+        self.built: dict[int, Record] = {}
+        self.size = 0
+
+    def full_record(self, offset: int, line_no: int, raw: bytes, d: int) -> Record:
+        """Document `d` of this batch, read by the full record reader."""
+        start, stop, content = line_span(offset, raw)
+        line = None if self.ranged else line_no
+        where = (self.src.path, line)
+        ordinal = None if self.ranged else self.first + d
+        locator = Locator(self.src.path, line, ordinal, (start, stop))
+        position = f"@{start}" if self.ranged else str(line_no)
+        return self.src.make(parse_line(content, where, self.src.notes), where, position, locator)
+
+
+class LineBatch(BatchBuilder):
+    """A TextBatch being filled from the lines of a JSONL file, one line at a time."""
+
+    def __init__(self, src: FileSource, ranged: bool, first_ordinal: int) -> None:
+        super().__init__(src, ranged, first_ordinal)
         self.texts: list[bytes] = []
         self.offsets: list[int] = []
         self.lines: list[int] = []
         self.raws: list[bytes] = []
-        self.built: dict[int, Record] = {}
-        self.size = 0
 
     def add(
         self, text: bytes, offset: int, line: int, raw: bytes, rec: Record | None = None
@@ -58,16 +76,6 @@ class LineBatch:
         self.lines.append(line)
         self.raws.append(raw)
         self.size += len(text)
-
-    def full_record(self, offset: int, line_no: int, raw: bytes, d: int) -> Record:
-        """Document `d` of this batch, read by the full record reader."""
-        start, stop, content = line_span(offset, raw)
-        line = None if self.ranged else line_no
-        where = (self.src.path, line)
-        ordinal = None if self.ranged else self.first + d
-        locator = Locator(self.src.path, line, ordinal, (start, stop))
-        position = f"@{start}" if self.ranged else str(line_no)
-        return self.src.make(parse_line(content, where, self.src.notes), where, position, locator)
 
     def record(self, d: int) -> Record:
         if d not in self.built:
