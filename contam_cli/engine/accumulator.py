@@ -38,12 +38,11 @@ class Accumulator:
     text_bytes: np.ndarray = field(init=False)
     # NOTE: a shard's result touches few of its (source, n-gram) and (source, example) cells,
     # and with a million examples the dense arrays are 80 MB: its matched n-grams wait as index
-    # arrays (`_marks`) until someone reads `matched`, and `_touched` lists the flat (source,
-    # example) cells its runs improved, so that merging and pickling it cost what it holds.
+    # arrays (`_marks`) until someone reads `matched`, and merging and pickling it go through the
+    # cells that hold a run (best length above 0) alone, so they cost what it holds.
     _dense: np.ndarray | None = field(init=False, default=None, repr=False)
     _marks: list[tuple[int, np.ndarray]] = field(init=False, default_factory=list, repr=False)
     _marked: int = field(init=False, default=0, repr=False)
-    _touched: list[np.ndarray] = field(init=False, default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         s, e = self.n_sources, self.n_examples
@@ -64,11 +63,6 @@ class Accumulator:
             self._dense[s, grams] = True
         self._marks, self._marked = [], 0
         return self._dense
-
-    def touch(self, source: int, examples: np.ndarray) -> None:
-        """Note that the best runs of `examples` in `source` were set by the caller (who writes
-        ``best_*`` itself, as a persisted index does), so merging and pickling keep them."""
-        self._touched.append(source * self.n_examples + np.asarray(examples, dtype=np.int64))
 
     def mark(self, source: int, grams: np.ndarray) -> None:
         """Record eval n-grams `grams` (indices) as found in `source`."""
@@ -142,7 +136,6 @@ class Accumulator:
             & ((order < cur_ord) | ((order == cur_ord) & (runs.doc_pos < cur_pos)))
         )
         picks = np.flatnonzero(better)
-        self._touched.append(s * self.n_examples + runs.example[picks])
         offsets = None
         if runs.words is not None and len(picks):
             offsets = RunOffsets(local, picks, batch.raw, norm)
@@ -175,8 +168,8 @@ class Accumulator:
     def __getstate__(self) -> dict[str, object]:
         # NOTE: shards travel between processes: send the cells they hold, not the dense arrays.
         state = dict(self.__dict__)
-        touched = self._touched_cells()
-        state["_touched"] = [touched]
+        touched = self._cells()
+        state["_cells"] = touched
         for name in ("best_len", "best_order", "best_pos"):
             state[name] = state[name].reshape(-1)[touched]
         if self._dense is not None:
@@ -189,7 +182,7 @@ class Accumulator:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         shape = (cast(int, state["n_sources"]), cast(int, state["n_examples"]))
-        (touched,) = cast("list[np.ndarray]", state["_touched"])
+        touched = cast(np.ndarray, state.pop("_cells"))
         for name in ("best_len", "best_order", "best_pos"):
             full = np.zeros(shape, dtype=np.int64)
             full.reshape(-1)[touched] = cast(np.ndarray, state[name])
@@ -200,12 +193,9 @@ class Accumulator:
             state["_dense"] = np.unpackbits(cast(np.ndarray, packed), axis=1, count=n).astype(bool)
         self.__dict__.update(state)
 
-    def _touched_cells(self) -> np.ndarray:
-        if not self._touched:
-            return np.zeros(0, dtype=np.int64)
-        cells = np.unique(np.concatenate(self._touched))
-        self._touched = [cells]
-        return cells
+    def _cells(self) -> np.ndarray:
+        """The flat (source, example) cells that hold a run."""
+        return np.flatnonzero(self.best_len.reshape(-1))
 
     def _marks_by_source(self) -> list[tuple[int, list[np.ndarray]]]:
         by: dict[int, list[np.ndarray]] = {}
@@ -225,7 +215,7 @@ class Accumulator:
             self.replaced[path] = self.replaced.get(path, 0) + count
         self.documents += other.documents
         self.text_bytes += other.text_bytes
-        cells = other._touched_cells()
+        cells = other._cells()
         flat = [(a.reshape(-1), b.reshape(-1)) for a, b in (
             (self.best_len, other.best_len),
             (self.best_order, other.best_order),
@@ -236,7 +226,6 @@ class Accumulator:
         won = cells[better]
         for mine, theirs in flat:
             mine[won] = theirs[won]
-        self._touched.append(won)
         e_count = self.n_examples
         for c in won.tolist():
             key = (c // e_count, c % e_count)

@@ -28,7 +28,6 @@ def _shard(hits: list[tuple[int, list[int]]], runs: list[tuple[int, int, int, in
         if length > cur or (length == cur and order < acc.best_order[s, e]):
             acc.best_len[s, e], acc.best_order[s, e], acc.best_pos[s, e] = length, order, 0
             acc.evidence[(s, e)] = _evidence(s, e, length)
-            acc.touch(s, np.array([e]))
     return acc
 
 

@@ -73,7 +73,6 @@ def _chained_runs(index: EvalIndex, acc: Accumulator, k: int, found: np.ndarray)
     start = np.flatnonzero(brk)
     length = np.diff(np.append(start, len(e))) + index.n - 1
     np.maximum.at(acc.best_len[k], e[start], length)
-    acc.touch(k, e[start])
 
 
 def _exact_runs(
@@ -100,7 +99,6 @@ def _exact_runs(
     acc.best_len[k, runs.example] = runs.length
     acc.best_order[k, runs.example] = runs.doc
     acc.best_pos[k, runs.example] = runs.doc_pos
-    acc.touch(k, runs.example)
     table = _doc_table(root / f"s{k}.docs.npz", int(header.sources[k]["documents"]))
     files = [resolve_file(root, f) for f in header.sources[k]["files"]]
     wanted = sorted({int(d) for d in runs.doc.tolist()})
