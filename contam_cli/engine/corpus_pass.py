@@ -9,7 +9,6 @@ from typing import Any, cast
 
 from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.eval_index import EvalIndex
-from contam_cli.engine.evidence import Evidence
 from contam_cli.engine.executor import Executor
 from contam_cli.engine.fuzzy.index import FuzzyIndex
 from contam_cli.engine.fuzzy.shared import WithFuzzy, add_both, with_fuzzy
@@ -137,7 +136,4 @@ def fill_evidence_lines(acc: Accumulator) -> None:
         for key, ev in list(evidence.items()):
             if ev.line_base is not None and ev.line is not None:
                 line = ev.line + lines_before[ev.line_base]
-                if isinstance(ev, Evidence):
-                    evidence[key] = ev.at_file_line(line)
-                else:  # the fuzzy detector's
-                    evidence[key] = replace(ev, line=line, line_base=None)
+                evidence[key] = replace(ev, line=line, line_base=None)
