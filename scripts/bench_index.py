@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from contam_cli.engine.accel import index_kernels as kernels
-from contam_cli.engine.eval_index import _bloom_test
+from contam_cli.engine.bloom import bloom_test
 from contam_cli.features.scan import ScanOptions, index_eval
 from contam_cli.io import iter_files, iter_text_batches
 from contam_cli.text import Tokenizer
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 k.lookup(grams, *probe, ahead)
                 timing[ahead] += time.perf_counter() - t0
-            passed += int(_bloom_test(index.words, index.words_log2, grams).sum())
+            passed += int(bloom_test(index.words, index.words_log2, grams).sum())
             total += len(grams)
     print(
         f"prefilter: {index.words.nbytes / 1e6:.1f} MB, {passed / max(total, 1):.2%} of "

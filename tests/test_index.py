@@ -8,13 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contam_cli.engine.accel import index_kernels as kernels
-from contam_cli.engine.eval_index import (
-    EvalIndex,
-    _bloom,
-    _bloom_log2,
-    _bloom_test,
-    build_eval_index,
-)
+from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
+from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.text import Tokenizer, ngram_hashes
 
 ACCEL = [False, True] if kernels() is not None else [False]
@@ -110,21 +105,21 @@ def test_distinct_per_example(accel: bool) -> None:
 @given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=300, unique=True))
 def test_bloom_has_no_false_negatives(values: list[int]) -> None:
     grams = np.array(sorted(values), dtype=np.uint64)
-    log2 = _bloom_log2(len(grams))
-    words = _bloom(grams, log2)
-    assert _bloom_test(words, log2, grams).all()
+    log2 = bloom_log2(len(grams))
+    words = bloom_words(grams, log2)
+    assert bloom_test(words, log2, grams).all()
     if kernels() is not None:
-        assert np.array_equal(_bloom(grams, log2, kernels()), words)
+        assert np.array_equal(bloom_words(grams, log2, kernels()), words)
 
 
 @pytest.mark.skipif(kernels() is None, reason="no numba")
 def test_bloom_rejects_most_other_hashes() -> None:
     rng = np.random.default_rng(7)
     grams = np.unique(rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64))
-    log2 = _bloom_log2(len(grams))
-    words = _bloom(grams, log2, kernels())
+    log2 = bloom_log2(len(grams))
+    words = bloom_words(grams, log2, kernels())
     others = rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64)
-    passed = _bloom_test(words, log2, others).mean()
+    passed = bloom_test(words, log2, others).mean()
     assert passed < 0.04  # two bits in one word at 16 bits per gram: about 2%
 
 

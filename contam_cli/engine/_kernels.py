@@ -28,7 +28,7 @@ _SMALL = 32
 
 @njit(cache=True, nogil=True)
 def bloom_mask(h):  # noqa: ANN001, ANN201
-    """The four bits of hash `h` in its Bloom filter word (see ``eval_index._bloom_masks``)."""
+    """The four bits of hash `h` in its Bloom filter word (as :mod:`contam_cli.engine.bloom`)."""
     one = _U(1)
     return (
         (one << (h & _M6))

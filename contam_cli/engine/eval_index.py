@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from contam_cli.engine.accel import index_kernels
+from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
 from contam_cli.text.fingerprint import content_digests
 
@@ -132,7 +133,7 @@ class EvalIndex:
         grams = self.grams[keep]
         ptr: np.ndarray = np.zeros(len(grams) + 1, dtype=_ptr_dtype(int(per_gram[keep].sum())))
         np.cumsum(per_gram[keep], out=ptr[1:])
-        words_log2 = _bloom_log2(len(grams))
+        words_log2 = bloom_log2(len(grams))
         return replace(
             self,
             grams=grams,
@@ -141,7 +142,7 @@ class EvalIndex:
             occ_pos=self.occ_pos[kept_places],
             occ_first_bits=np.packbits(self.occ_first[kept_places]),
             total_ngrams=self.total_ngrams - ignored,
-            words=_bloom(grams, words_log2, kernels),
+            words=bloom_words(grams, words_log2, kernels),
             words_log2=words_log2,
             ignored_count=self.ignored_ngrams + ignored,
             **_directory(grams, kernels),
@@ -162,7 +163,7 @@ class EvalIndex:
             ahead = kernels.PREFETCH_AHEAD if self.words.nbytes > 1 << 20 else 0
             bloom, radix = (self.words, 64 - self.words_log2), (self.directory, 64 - self.dir_log2)
             return kernels.lookup(hashes, *bloom, self.grams, *radix, ahead)
-        cand = np.flatnonzero(_bloom_test(self.words, self.words_log2, hashes))
+        cand = np.flatnonzero(bloom_test(self.words, self.words_log2, hashes))
         found = np.searchsorted(self.grams, hashes[cand])
         found[found == len(self.grams)] = 0
         exact = self.grams[found] == hashes[cand]
@@ -209,7 +210,7 @@ def build_eval_index(
         grams, ex, pos, ptr, occ_first = _sort_compiled(parts, k, total)
     else:
         grams, ex, pos, ptr, occ_first = _sort_numpy(parts, total)
-    words_log2 = _bloom_log2(len(grams))
+    words_log2 = bloom_log2(len(grams))
     return EvalIndex(
         n=n,
         norm=norm,
@@ -220,7 +221,7 @@ def build_eval_index(
         occ_pos=pos,
         occ_first_bits=np.packbits(occ_first),
         total_ngrams=total,
-        words=_bloom(grams, words_log2, k),
+        words=bloom_words(grams, words_log2, k),
         words_log2=words_log2,
         digests=digests,
         **_directory(grams, k),
@@ -358,42 +359,3 @@ def _directory(sorted_grams: np.ndarray, kernels: Any = None) -> dict[str, Any]:
         top = (sorted_grams >> np.uint64(64 - dir_log2)).astype(np.int64)
         directory[:] = np.searchsorted(top, np.arange(len(directory)))
     return {"directory": directory, "dir_log2": dir_log2}
-
-
-# -- the prefilter ------------------------------------------------------------------------------
-# A blocked Bloom filter: a gram's top bits pick one 64-bit word, its lowest 24 bits four bits in
-# it. At 16-32 bits per gram 0.1-0.4% of other hashes pass (two bits: 2%), and a probe touches one
-# cache line (each hash that passes costs two cache misses in the exact search).
-
-_LOW6 = np.uint64(63)
-_SHIFTS = tuple(np.uint64(s) for s in (0, 6, 12, 18))
-
-
-def _bloom_log2(m: int) -> int:
-    """log2 of the number of 64-bit words: about 16 bits per gram, at least 2**14 words."""
-    return int(min(32, max(14, np.ceil(np.log2(max(1, m) * 16 / 64)))))
-
-
-def _bloom_masks(hashes: np.ndarray) -> np.ndarray:
-    one = np.uint64(1)
-    return np.bitwise_or.reduce([np.left_shift(one, (hashes >> s) & _LOW6) for s in _SHIFTS])
-
-
-def _bloom(sorted_grams: np.ndarray, log2: int, kernels: Any = None) -> np.ndarray:
-    words = np.zeros(1 << log2, dtype=np.uint64)
-    if len(sorted_grams) == 0:
-        return words
-    shift = 64 - log2
-    if kernels is not None:
-        kernels.bloom_fill(sorted_grams, shift, words)
-        return words
-    for a in range(0, len(sorted_grams), 1 << 22):  # bounded temporaries
-        g = sorted_grams[a : a + (1 << 22)]
-        np.bitwise_or.at(words, (g >> np.uint64(shift)).astype(np.int64), _bloom_masks(g))
-    return words
-
-
-def _bloom_test(words: np.ndarray, log2: int, hashes: np.ndarray) -> np.ndarray:
-    """Whether each hash may be in the filter (no false negatives)."""
-    mask = _bloom_masks(hashes)
-    return (words[(hashes >> np.uint64(64 - log2)).astype(np.int64)] & mask) == mask

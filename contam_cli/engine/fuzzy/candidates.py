@@ -22,7 +22,7 @@ from types import ModuleType
 
 import numpy as np
 
-from contam_cli.engine.eval_index import _bloom_test
+from contam_cli.engine.bloom import bloom_test
 from contam_cli.engine.fuzzy.align import Candidates
 from contam_cli.engine.fuzzy.index import FuzzyIndex
 from contam_cli.engine.fuzzy.seeds import pair_hashes
@@ -99,7 +99,7 @@ def pair_hits(
         if len(tokens) <= g:
             break
         h = pair_hashes(tokens, g)
-        ok = np.flatnonzero((doc[:-g] == doc[g:]) & _bloom_test(index.words, index.words_log2, h))
+        ok = np.flatnonzero((doc[:-g] == doc[g:]) & bloom_test(index.words, index.words_log2, h))
         found = np.searchsorted(index.pairs, h[ok])
         found[found == len(index.pairs)] = 0
         exact = index.pairs[found] == h[ok]

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from contam_cli.engine.accel import index_kernels
-from contam_cli.engine.eval_index import _batches, _bloom, _bloom_log2, _directory
+from contam_cli.engine.bloom import bloom_log2, bloom_words
+from contam_cli.engine.eval_index import _batches, _directory
 from contam_cli.engine.fuzzy.config import SCALE, FuzzyConfig
 from contam_cli.engine.fuzzy.seeds import pair_hashes
 from contam_cli.errors import UsageError
@@ -114,7 +115,7 @@ def build_fuzzy_index(
     n_seeds = np.bincount(occ_ex, minlength=len(n_tok)).astype(np.int64)
     need = np.clip(np.ceil(cfg.seed_fraction * n_seeds), cfg.min_seeds, cfg.max_need)
     k = index_kernels() if tk.kernels is not None else None
-    log2 = _bloom_log2(len(pairs))
+    log2 = bloom_log2(len(pairs))
     return FuzzyIndex(
         config=cfg,
         norm=tk.norm,
@@ -129,7 +130,7 @@ def build_fuzzy_index(
         occ_ptr=occ_ptr,
         occ_ex=occ_ex,
         occ_pos=occ_pos,
-        words=_bloom(pairs, log2, k),
+        words=bloom_words(pairs, log2, k),
         words_log2=log2,
         **_directory(pairs, k),
     )
