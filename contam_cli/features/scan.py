@@ -117,6 +117,9 @@ def scan(
         *done.warnings,
         *report.warnings,
     )
+    # NOTE: the index and the matches are done with: freed before the eval texts are read back
+    # (135 MB for 100,000 examples, which would otherwise add to the run's peak).
+    del done
     return attach_eval_texts(replace(report, warnings=found), eval, opts)
 
 
