@@ -1,16 +1,30 @@
-"""The switch for every optional compiled kernel (numba, extra ``fast``), and shared intrinsics.
+"""The switch for every optional compiled kernel (numba, extra ``fast``), and its cache's upkeep.
 
 Kernel modules (``_kernels.py`` and the like) import numba at their top; they are imported only
 through :func:`load`, so that without numba (or with ``CONTAM_ACCEL=0``) nothing compiled runs
 and nothing imports numba.
+
+numba's on-disk cache (``cache=True``) is keyed by the source of the file that defines each
+function, not by the files it imports: a kernel calling a function (or reading a constant) of
+another module would keep running the old code after that module changed -- in a checkout, or
+after an upgrade that leaves the cache files behind. So :func:`load` stamps each kernel module's
+cache with a digest of its own source and of every module of the package it imports from (and
+so on), and empties that module's cache index when the stamp differs.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
+import hashlib
 import importlib
+import importlib.util
 import os
+import sys
+import tempfile
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 __all__ = ["enabled", "load"]
 
@@ -29,4 +43,88 @@ def enabled() -> bool:
 
 def load(module: str) -> ModuleType | None:
     """The kernel module `module` (imported on first use), or None when kernels are off."""
-    return importlib.import_module(module) if enabled() else None
+    if not enabled():
+        return None
+    mod = importlib.import_module(module)
+    _fresh_cache(module)
+    return mod
+
+
+@functools.cache
+def _fresh_cache(module: str) -> None:
+    """Empty the cache index of `module`'s compiled functions (and of the modules it imports
+    from, in turn) if their sources changed since it was stamped; then stamp it."""
+    mod = sys.modules[module]
+    deps = _package_imports(mod)
+    for dep in deps:
+        importlib.import_module(dep)
+        _fresh_cache(dep)
+    cached = [
+        f
+        for f in vars(mod).values()
+        if getattr(getattr(f, "py_func", None), "__module__", None) == module
+        and hasattr(getattr(f, "_cache", None), "_cache_path")
+    ]
+    if not cached:
+        return
+    import numba
+
+    digest = hashlib.sha256(numba.__version__.encode())
+    for name in [module, *sorted(_closure(module))]:
+        digest.update(name.encode() + b"\0" + _source(sys.modules[name]) + b"\0")
+    stamp = digest.hexdigest()
+    path = Path(cached[0]._cache._cache_path) / f"{module.rsplit('.', 1)[-1]}.contam-stamp"
+    try:
+        if path.read_text() == stamp:
+            return
+    except OSError:
+        pass
+    for f in cached:
+        f._cache.flush()
+    _write(path, stamp)
+
+
+def _closure(module: str) -> set[str]:
+    """Every module of the package that `module` imports from, directly or not."""
+    out: set[str] = set()
+    todo = [module]
+    while todo:
+        for dep in _package_imports(sys.modules[todo.pop()]):
+            if dep not in out:
+                out.add(dep)
+                importlib.import_module(dep)
+                todo.append(dep)
+    out.discard(module)
+    return out
+
+
+def _package_imports(mod: ModuleType) -> list[str]:
+    """The modules of `mod`'s top-level package named by its ``from ... import`` statements."""
+    top = mod.__name__.split(".")[0] + "."
+    tree = ast.parse(_source(mod))
+    names = [
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(top)
+    ]
+    return [n for n in dict.fromkeys(names) if importlib.util.find_spec(n) is not None]
+
+
+def _source(mod: ModuleType) -> bytes:
+    file: Any = getattr(mod, "__file__", None)
+    return Path(file).read_bytes() if file else b""
+
+
+def _write(path: Path, text: str) -> None:
+    """Write the stamp whole or not at all (a cache directory may be read-only: then numba
+    keeps its cache elsewhere, or none, and the next run checks again)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
