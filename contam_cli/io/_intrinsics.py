@@ -1,4 +1,5 @@
-"""numba intrinsics shared by the kernel modules: unaligned 8-byte loads and stores.
+"""numba intrinsics shared by the kernel modules: unaligned 8-byte loads and stores, and a
+count of trailing zero bits.
 
 Imported only by kernel modules (numba installed), themselves loaded through
 :func:`contam_cli.io.accel.load`.
@@ -10,7 +11,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["load8", "store8"]
+__all__ = ["load8", "store8", "trailing_zeros"]
 
 
 @intrinsic
@@ -36,5 +37,19 @@ def store8(typingctx, arr, idx, value):  # noqa: ANN001, ANN202, ARG001
         ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), ir.IntType(64).as_pointer())
         builder.store(args[2], ptr, align=1)
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):  # noqa: ANN001, ANN202, ARG001
+    """The number of zero bits below the lowest set bit of uint64 `x` (`x` must not be 0)."""
+    sig = types.uint64(x)
+
+    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202, ARG001
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(i64, [i64, ir.IntType(1)])
+        fn = builder.module.declare_intrinsic("llvm.cttz", [i64], fnty)
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
 
     return sig, codegen

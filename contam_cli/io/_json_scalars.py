@@ -12,6 +12,7 @@ from numba import njit
 
 from contam_cli.io._intrinsics import load8 as _load8
 from contam_cli.io._intrinsics import store8 as _store8
+from contam_cli.io._intrinsics import trailing_zeros as _trailing_zeros
 
 __all__ = ["literal", "number", "string"]
 
@@ -112,15 +113,24 @@ def string(buf, i, end, out, o, write):  # noqa: ANN001, ANN202
     start = i
     escaped = False
     while i < end:
-        # Eight plain ASCII characters at a time (no quote, backslash, control or high byte).
+        # Eight plain ASCII characters at a time (no quote, backslash, control or high byte),
+        # then the plain ones before the first other byte.
         while i + 8 <= end:
             x = _load8(buf, i)
-            if _plain8(x) == _U(0):
+            special = _plain8(x)
+            if special == _U(0):
                 if write:
                     _store8(out, o, x)
                     o += 8
                 i += 8
             else:
+                # NOTE: the lowest flagged byte is exact (borrows only run upwards); the bytes
+                # stored past the plain ones are overwritten by what follows, or cut off.
+                plain = np.int64(_trailing_zeros(special) >> _U(3))
+                if write:
+                    _store8(out, o, x)
+                    o += plain
+                i += plain
                 break
         if i >= end:
             break
