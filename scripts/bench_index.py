@@ -1,6 +1,6 @@
 """Measure the eval side of a scan: building the eval index, and probing it with corpus n-grams.
 
-    python scripts/bench_index.py DATA [--corpus-mb 100] [--rounds 3]
+    python scripts/bench_index.py DATA [--corpus-mb 100] [--rounds 3] [--ahead 0,32,64,128,256]
 
 DATA is a directory written by ``scripts/bench_scan.py`` (``eval.jsonl`` and ``corpus/``; the
 script prints where it put it, e.g. ``/tmp/contam-bench-1000mb-n100000-s1234``). Prints:
@@ -9,8 +9,9 @@ script prints where it put it, e.g. ``/tmp/contam-bench-1000mb-n100000-s1234``).
   peak RSS over the build (after loading the kernels, which is reported apart);
 * the prefilter: the share of corpus n-grams that pass it;
 * the probe (``EvalIndex.lookup`` with the compiled kernels) over the first ``--corpus-mb`` of
-  the corpus, with and without prefetching, alternating per chunk, each probe right after the
-  chunk is tokenized (as in a scan, so the caches hold the tokenizer's data, not the filter's).
+  the corpus, with each prefetch distance of ``--ahead`` (0: none; the one scans use is always
+  among them, marked), alternating per chunk, each probe right after the chunk is tokenized (as
+  in a scan, so the caches hold the tokenizer's data, not the filter's).
 
 Needs the ``fast`` extra (numba). Times are wall seconds of this process; compare the two probe
 rows of one run, not numbers across runs (the machine is shared).
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("data", type=Path, help="a bench_scan.py data directory")
     ap.add_argument("--corpus-mb", type=float, default=100.0, help="corpus MB to probe with")
     ap.add_argument("--rounds", type=int, default=3, help="passes over that corpus")
+    ap.add_argument("--ahead", default="0,32,64,128,256", help="prefetch distances to time")
     a = ap.parse_args(argv)
     bare = _rss_mb()["VmRSS"]
     t0 = time.perf_counter()
@@ -82,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             break
     mb = sum(len(t) for c in chunks for t in c) / 1e6
     probe = (index.words, 64 - index.words_log2, index.grams, index.directory, 64 - index.dir_log2)
-    timing = {0: 0.0, k.PREFETCH_AHEAD: 0.0}
+    aheads = sorted({int(x) for x in a.ahead.split(",")} | {k.PREFETCH_AHEAD})
+    timing = dict.fromkeys(aheads, 0.0)
     passed = total = 0
     for _ in range(a.rounds):
         for chunk in chunks:
@@ -98,7 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{total:,} corpus n-grams pass"
     )
     for ahead, seconds in timing.items():
-        print(f"probe, prefetch {ahead:>2}: {seconds:.2f} s for {a.rounds} x {mb:.0f} MB")
+        mark = "  (the scan's)" if ahead == k.PREFETCH_AHEAD else ""
+        print(
+            f"probe, prefetch {ahead:>3}: {seconds:.2f} s for {a.rounds} x {mb:.0f} MB, "
+            f"{seconds / max(total, 1) * 1e9:.1f} ns per n-gram{mark}"
+        )
     return 0
 
 

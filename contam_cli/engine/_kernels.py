@@ -18,8 +18,11 @@ _S6 = _U(6)
 _S12 = _U(12)
 _S18 = _U(18)
 
-#: Hashes looked ahead by the prefetch of :func:`lookup` (when the filter is not cache-sized).
-PREFETCH_AHEAD = 48
+#: Hashes looked ahead by the prefetch of :func:`lookup` (when the filter is not cache-sized):
+#: enough misses in flight to cover a trip to memory (``scripts/bench_index.py --ahead`` times
+#: several; 128 beat 48 by a third on the 16 MB and 134 MB filters of 100,000 and 1,000,000
+#: examples).
+PREFETCH_AHEAD = 128
 
 #: Buckets up to this size are sorted by insertion (stable, no allocation); larger ones (a gram
 #: shared by many examples, like a benchmark's boilerplate) by a stable merge sort.
@@ -165,9 +168,9 @@ def lookup(hashes, words, shift, grams, directory, dir_shift, ahead):  # noqa: A
     First pass: a blocked Bloom filter (four bits of one 64-bit word per gram) rejects almost
     every hash. When the filter is larger than the caches, each probe is a cache miss: with
     ``ahead > 0`` the word of the hash that many places on is prefetched, so that many misses
-    are in flight at once (a third faster on a 16 MB filter, measured; on a cache-sized one the
-    prefetch only costs, so pass 0). Second pass: each candidate goes to the few sorted
-    `grams` of its `directory` bucket.
+    are in flight at once (on a 16 MB filter, 18-22 ns per hash without, 3.3-3.5 with 128;
+    on a cache-sized one the prefetch only costs, so pass 0). Second pass: each candidate goes
+    to the few sorted `grams` of its `directory` bucket.
     """
     n = hashes.shape[0]
     cand = np.empty(n, np.int64)
