@@ -5,7 +5,6 @@ from __future__ import annotations
 import ctypes
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -24,11 +23,12 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
+from contam_cli.features.corpus_hashes import CorpusHashes
 from contam_cli.features.eval_side import eval_warnings, index_eval, index_eval_refs, load_eval
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import ngram_report
-from contam_cli.io.discover import iter_files, list_files, sha256_file
+from contam_cli.io.discover import iter_files, list_files
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
 from contam_cli.io.remote import RemoteFile, url_parts
@@ -163,28 +163,29 @@ def scan_corpus(
 ) -> CorpusScan:
     """Index `eval`, stream every source past it; `frequencies`: also count each eval n-gram's
     documents (a first pass, as ``ignore_common`` does)."""
-    opts = replace(opts, accel=_want_kernels(opts, sources))
-    tk = Tokenizer(opts.norm, accel=opts.accel)
     if opts.fuzzy is not None:
         check_fuzzy_input(eval)
-    records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
-    fuzzy = fuzzy_eval_index(eval, opts, len(records), tk) if opts.fuzzy is not None else None
     n_shards = sum(len(plan_shards(s, src)) for s, src in enumerate(sources))
     executor = executor or make_executor(opts.jobs, n_shards)
-    doc_freq, full, suppression = None, None, None
-    if frequencies or opts.ignore_common is not None:
-        _check_rereadable(sources)
-        _trim_heap()
-        doc_freq = document_frequency(eval_index, sources, opts, executor, progress=progress)
-        full = eval_index
-    if opts.ignores:
-        suppression = suppress(eval_index, opts, doc_freq)
-        eval_index = suppression.index
-    _trim_heap()  # the build's freed temporaries, before worker processes copy this process
-    # NOTE: remote objects are recorded by size and ETag: a sha256 would read them once more.
+    # NOTE: first, so that a hashing process has the whole serial start to itself. Remote
+    # objects are recorded by size and ETag: a sha256 would read them once more.
     local = [p for s in sources for p in s.paths if isinstance(p, Path)]
-    hashing = _Hashing(local if opts.hash_corpus else [])
+    hashing = CorpusHashes(local if opts.hash_corpus else [], executor)
     try:
+        opts = replace(opts, accel=_want_kernels(opts, sources))
+        tk = Tokenizer(opts.norm, accel=opts.accel)
+        records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
+        fuzzy = fuzzy_eval_index(eval, opts, len(records), tk) if opts.fuzzy is not None else None
+        doc_freq, full, suppression = None, None, None
+        if frequencies or opts.ignore_common is not None:
+            _check_rereadable(sources)
+            _trim_heap()
+            doc_freq = document_frequency(eval_index, sources, opts, executor, progress=progress)
+            full = eval_index
+        if opts.ignores:
+            suppression = suppress(eval_index, opts, doc_freq)
+            eval_index = suppression.index
+        _trim_heap()  # the build's freed temporaries, before worker processes copy this process
         acc = run_corpus(
             eval_index,
             sources,
@@ -239,28 +240,6 @@ def _options(options: ScanOptions | None, kwargs: dict[str, Any]) -> ScanOptions
         return replace(opts, **kwargs) if kwargs else opts
     except TypeError as e:  # an unknown keyword
         raise ArgumentError(f"scan(): {e}") from None
-
-
-class _Hashing:
-    """The corpus files' sha256, computed in a thread beside the scan (hashing releases the GIL),
-    started only once the workers exist (nothing may fork while a thread runs)."""
-
-    def __init__(self, paths: list[Path]) -> None:
-        self.paths = paths
-        self.pool: ThreadPoolExecutor | None = None
-        self.futures: dict[Path, Future[str]] = {}
-
-    def start(self) -> None:
-        if self.paths:
-            self.pool = ThreadPoolExecutor(max_workers=1)
-            self.futures = {p: self.pool.submit(sha256_file, p) for p in self.paths}
-
-    def results(self) -> dict[Path, str]:
-        return {p: f.result() for p, f in self.futures.items()}
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _scan_index(

@@ -1,0 +1,105 @@
+"""The corpus files' sha256: in a forked process beside forked workers, else in a thread."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from contam_cli.engine import shards
+from contam_cli.engine.executor import InProcess, LocalProcesses, start_method
+from contam_cli.errors import InputError
+from contam_cli.features.corpus_hashes import CorpusHashes
+from contam_cli.features.scan import scan
+
+forking = pytest.mark.skipif(start_method() != "fork", reason="workers are spawned here")
+
+
+def _files(tmp_path: Path, n: int = 3) -> list[Path]:
+    out = []
+    for k in range(n):
+        p = tmp_path / f"c{k}.jsonl"
+        p.write_bytes(
+            b"".join(orjson.dumps({"text": f"doc {k} {i} the cat"}) + b"\n" for i in range(50))
+        )
+        out.append(p)
+    return out
+
+
+def _expected(paths: list[Path]) -> dict[Path, str]:
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+@forking
+def test_forked_workers_get_a_hashing_process(tmp_path: Path) -> None:
+    paths = _files(tmp_path)
+    hashes = CorpusHashes(paths, LocalProcesses(2))
+    try:
+        assert hashes.proc is not None
+        hashes.start()  # the process hashes: no thread as well
+        assert hashes.pool is None
+        assert hashes.results() == _expected(paths)
+    finally:
+        hashes.close()
+    assert hashes.proc is None
+
+
+def test_in_process_hashes_in_a_thread_and_never_forks(tmp_path: Path) -> None:
+    paths = _files(tmp_path)
+    forks: list[int] = []
+    os.register_at_fork(before=lambda: forks.append(1))
+    hashes = CorpusHashes(paths, InProcess())
+    try:
+        assert hashes.proc is None
+        hashes.start()
+        assert hashes.results() == _expected(paths)
+    finally:
+        hashes.close()
+    assert not forks
+
+
+@forking
+def test_an_error_while_hashing_is_raised(tmp_path: Path) -> None:
+    paths = _files(tmp_path)
+    hashes = CorpusHashes([*paths, tmp_path / "gone.jsonl"], LocalProcesses(2))
+    try:
+        with pytest.raises(FileNotFoundError):
+            hashes.results()
+    finally:
+        hashes.close()
+
+
+@forking
+def test_a_failed_scan_stops_the_hashing_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[CorpusHashes] = []
+    real_init = CorpusHashes.__init__
+
+    def spy(self: CorpusHashes, *args: object) -> None:
+        real_init(self, *args)  # type: ignore[arg-type]
+        started.append(self)
+
+    monkeypatch.setattr(CorpusHashes, "__init__", spy)
+    bad = tmp_path / "eval.jsonl"
+    bad.write_text('{"text": "fine"}\n{not json\n')
+    with pytest.raises(InputError):
+        scan(bad, _files(tmp_path), n=2, jobs=2)
+    assert started and started[0].proc is None  # closed: stopped and joined
+
+
+@forking
+def test_reports_agree_with_and_without_the_hashing_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shards, "SHARD_BYTES", 1000)
+    monkeypatch.setattr(shards, "MIN_SHARD_BYTES", 1000)
+    paths = _files(tmp_path)
+    two = scan(["the cat doc 1"], paths, n=2, jobs=2)
+    one = scan(["the cat doc 1"], paths, n=2, jobs=1)
+    assert two.to_dict() == one.to_dict()
+    files = two.inputs["corpus"][0]["files"]
+    assert {Path(f["path"]): f["sha256"] for f in files} == _expected(paths)
