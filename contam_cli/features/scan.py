@@ -27,7 +27,7 @@ from contam_cli.features.corpus_hashes import CorpusHashes
 from contam_cli.features.eval_side import eval_warnings, index_eval, index_eval_refs, load_eval
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
-from contam_cli.features.ngram_report import ngram_report
+from contam_cli.features.ngram_report import IndexCounts, ngram_report
 from contam_cli.io.discover import iter_files, list_files
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
@@ -95,32 +95,26 @@ def scan(
     _check_fuzzy_thresholds(policy, opts)
     _check_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
+    acc, used, fuzzy_index = done.acc, done.opts, done.fuzzy_index
     corpus_inputs = describe_sources(
-        sources,
-        done.acc.documents.tolist(),
-        done.acc.text_bytes.tolist(),
-        done.hashes,
-        done.acc.replaced,
+        sources, acc.documents.tolist(), acc.text_bytes.tolist(), done.hashes, acc.replaced
     )
-    replaced = [{"path": p, "lone_surrogates": n} for p, n in sorted(done.acc.replaced.items())]
+    replaced = [{"path": p, "lone_surrogates": n} for p, n in sorted(acc.replaced.items())]
     inputs = {"eval": done.eval_inputs, "corpus": corpus_inputs}
     # NOTE: which executor ran the shards is not recorded: every one gives the same report.
-    config = {**done.opts.describe(), "runs": "exact", **done.boilerplate_config()}
-    report = ngram_report(done.records, done.index, done.acc, policy, done.opts, inputs, config)
-    if done.fuzzy_index is not None:
-        assert isinstance(done.acc, WithFuzzy)
-        report = add_fuzzy(report, done.fuzzy_index, done.acc, policy, eval, done.opts)
-    found = (
-        *warnings,
-        *eval_warnings(done.eval_inputs),
-        *eval_warnings(replaced),
-        *done.warnings,
-        *report.warnings,
-    )
-    # NOTE: the index and the matches are done with: freed before the eval texts are read back
-    # (135 MB for 100,000 examples, which would otherwise add to the run's peak).
+    config = {**used.describe(), "runs": "exact", **done.boilerplate_config()}
+    found = [*warnings, *eval_warnings(done.eval_inputs), *eval_warnings(replaced), *done.warnings]
+    records, counts = done.records, IndexCounts.of(done.index, acc)
+    # NOTE: the eval index is done with: freed before the report is built and the eval texts
+    # are read back (1.3 GB for 1,000,000 examples, which would otherwise add to the peak).
     del done
-    return attach_eval_texts(replace(report, warnings=found), eval, opts)
+    report = ngram_report(records, counts, acc, policy, used, inputs, config)
+    if fuzzy_index is not None:
+        assert isinstance(acc, WithFuzzy)
+        report = add_fuzzy(report, fuzzy_index, acc, policy, eval, used)
+    del acc, fuzzy_index
+    found += report.warnings
+    return attach_eval_texts(replace(report, warnings=tuple(found)), eval, opts)
 
 
 @dataclass(frozen=True)
