@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     _, _, index = index_eval(a.data / "eval.jsonl", opts, tk)
     built = time.perf_counter() - t0
-    arrays = [index.grams, index.occ_ptr, index.occ_ex, index.occ_pos, index.occ_first]
+    arrays = [index.grams, index.occ_multi, index.occ_extra, index.occ_ex, index.occ_pos]
+    arrays += [index.occ_first_bits]
     arrays += [index.total_ngrams, index.n_tokens, index.words, index.directory]
     size = sum(x.nbytes for x in arrays) / 1e6
     print(f"numba and the kernels loaded: {loaded:.2f} s, RSS {bare:.0f} -> {before:.0f} MB")

@@ -13,7 +13,9 @@ from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.text import Tokenizer, ngram_hashes
 
 ACCEL = [False, True] if kernels() is not None else [False]
-FIELDS = "grams occ_ptr occ_ex occ_pos occ_first total_ngrams n_tokens words directory".split()
+FIELDS = (
+    "grams occ_multi occ_extra occ_ex occ_pos occ_first total_ngrams n_tokens words directory"
+).split()
 
 # Few distinct words, so that n-grams repeat within and across examples; a shared boilerplate
 # sentence puts one gram in many examples (a bucket too big for the insertion sort).
@@ -40,8 +42,10 @@ def _expected(texts: list[str], n: int) -> dict[int, set[tuple[int, int]]]:
 def _check(index: EvalIndex, texts: list[str], n: int) -> None:
     places = _expected(texts, n)
     assert index.grams.tolist() == sorted(places)
+    lo, cnt = index.occ_range(np.arange(len(index.grams)))
+    assert int(cnt.sum()) == len(index.occ_ex) and lo.tolist() == (np.cumsum(cnt) - cnt).tolist()
     for u, g in enumerate(index.grams.tolist()):
-        j = range(index.occ_ptr[u], index.occ_ptr[u + 1])
+        j = range(int(lo[u]), int(lo[u] + cnt[u]))
         got = [(int(index.occ_ex[k]), int(index.occ_pos[k])) for k in j]
         assert got == sorted(places[g])  # (example, position) order
         firsts = [k for k in j if index.occ_first[k]]

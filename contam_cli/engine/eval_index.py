@@ -6,8 +6,10 @@ past it: memory grows with the eval set, never with the corpus.
 Layout (all numpy, CSR style):
 
 * ``grams``   sorted distinct n-gram hashes (uint64, length M);
-* ``occ_ptr`` / ``occ_ex`` / ``occ_pos``: gram ``u`` occurs in example ``occ_ex[j]`` at token
-  position ``occ_pos[j]`` for ``j`` in ``occ_ptr[u]:occ_ptr[u+1]``, in (example, position) order;
+* ``occ_ex`` / ``occ_pos``: gram ``u`` occurs in example ``occ_ex[j]`` at token position
+  ``occ_pos[j]`` for the ``j`` of :meth:`EvalIndex.occ_range` (its occurrences, gram after gram,
+  in (example, position) order; ``occ_multi`` / ``occ_extra`` say where each gram's begin, see
+  :mod:`contam_cli.engine.occurrence_runs`);
   ``occ_first_bits`` marks (a bit per occurrence) the first of each (gram, example) pair;
 * a blocked Bloom filter over every gram, a prefilter that rejects almost every corpus n-gram
   with one memory access, and a radix directory into ``grams`` for the exact test.
@@ -26,6 +28,7 @@ import numpy as np
 
 from contam_cli.engine.accel import index_kernels
 from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
+from contam_cli.engine.occurrence_runs import compact, counts, ranges
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
 from contam_cli.text.fingerprint import content_digests
 
@@ -43,7 +46,10 @@ class EvalIndex:
     n_tokens: np.ndarray
     """int64 token count of each example."""
     grams: np.ndarray
-    occ_ptr: np.ndarray
+    occ_multi: np.ndarray
+    """Sorted int64 indices of the grams that occur more than once."""
+    occ_extra: np.ndarray
+    """int64, one longer: occurrences beyond one per gram, of the grams before each multi one."""
     occ_ex: np.ndarray
     occ_pos: np.ndarray
     """uint16 when no example has more than 65,536 n-grams, else int32."""
@@ -89,10 +95,14 @@ class EvalIndex:
         bits = self.occ_first_bits[j >> 3] >> (7 - (j & 7)).astype(np.uint8)
         return (bits & 1).astype(bool)
 
+    def occ_range(self, uidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The index into the ``occ_*`` arrays of the first occurrence of each gram `uidx`, and
+        how many occurrences it has (int64 arrays)."""
+        return ranges(self.occ_multi, self.occ_extra, uidx)
+
     def occurrences(self, uidx: np.ndarray) -> np.ndarray:
         """Indices into the ``occ_*`` arrays of every occurrence of grams `uidx`, gram by gram."""
-        lo = self.occ_ptr[uidx].astype(np.int64)
-        cnt = self.occ_ptr[uidx + 1] - lo
+        lo, cnt = self.occ_range(uidx)
         return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
 
     def distinct_per_example(self, gram_mask: np.ndarray) -> np.ndarray:
@@ -128,16 +138,19 @@ class EvalIndex:
             return replace(self, ignored_count=self.ignored_ngrams)
         ignored = self.distinct_per_example(drop)
         keep = ~drop
-        per_gram = self.occ_ptr[1:].astype(np.int64) - self.occ_ptr[:-1]
+        per_gram = counts(self.occ_multi, self.occ_extra, len(self.grams))
         kept_places = np.repeat(keep, per_gram)
         grams = self.grams[keep]
-        ptr: np.ndarray = np.zeros(len(grams) + 1, dtype=_ptr_dtype(int(per_gram[keep].sum())))
-        np.cumsum(per_gram[keep], out=ptr[1:])
+        kept = per_gram[keep]
+        multi = np.flatnonzero(kept > 1)
+        extra = np.zeros(len(multi) + 1, dtype=np.int64)
+        np.cumsum(kept[multi] - 1, out=extra[1:])
         words_log2 = bloom_log2(len(grams))
         return replace(
             self,
             grams=grams,
-            occ_ptr=ptr,
+            occ_multi=multi,
+            occ_extra=extra,
             occ_ex=self.occ_ex[kept_places],
             occ_pos=self.occ_pos[kept_places],
             occ_first_bits=np.packbits(self.occ_first[kept_places]),
@@ -210,13 +223,16 @@ def build_eval_index(
         grams, ex, pos, ptr, occ_first = _sort_compiled(parts, k, total)
     else:
         grams, ex, pos, ptr, occ_first = _sort_numpy(parts, total)
+    multi, extra = compact(ptr)
+    del ptr
     words_log2 = bloom_log2(len(grams))
     return EvalIndex(
         n=n,
         norm=norm,
         n_tokens=n_tok,
         grams=grams,
-        occ_ptr=ptr,
+        occ_multi=multi,
+        occ_extra=extra,
         occ_ex=ex,
         occ_pos=pos,
         occ_first_bits=np.packbits(occ_first),
@@ -234,9 +250,9 @@ Sorted = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _sort_numpy(parts: Parts, total: np.ndarray) -> Sorted:
-    """(distinct grams, occ_ex, occ_pos, occ_ptr, occ_first), occurrences in (gram, example,
-    position) order (the parts come in example order and the sort is stable); adds each
-    example's distinct grams to `total`."""
+    """(distinct grams, occ_ex, occ_pos, occurrence offsets, occ_first), occurrences in (gram,
+    example, position) order (the parts come in example order and the sort is stable); adds
+    each example's distinct grams to `total`."""
     grams = _cat([g for g, _, _ in parts], np.uint64)
     per_doc = _cat([c for _, c, _ in parts], np.int64)
     parts.clear()

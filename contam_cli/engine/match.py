@@ -154,8 +154,7 @@ def match_window(
 
 def best_runs(index: EvalIndex, uidx: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> ChunkRuns:
     # Join each hit to every place its n-gram has in the eval set.
-    lo = index.occ_ptr[uidx]
-    cnt = index.occ_ptr[uidx + 1] - lo
+    lo, cnt = index.occ_range(uidx)
     rep = np.repeat(np.arange(len(uidx)), cnt)
     j = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
     e = index.occ_ex[j].astype(np.int64)

@@ -184,7 +184,7 @@ def common_ngrams(
     tokens: dict[int, list[str]] = {}
     rows = []
     for u in found.tolist():
-        j = int(index.occ_ptr[u])
+        j = int(index.occ_range(np.array([u]))[0][0])
         e, p = int(index.occ_ex[j]), int(index.occ_pos[j])
         if e not in tokens:
             tokens[e] = tokenize(records[e].text, norm)

@@ -34,7 +34,7 @@ class CorpusHashes:
         self.proc: BaseProcess | None = None
         self.conn: Connection | None = None
         if paths and isinstance(executor, LocalProcesses) and start_method() == "fork":
-            ctx = get_context("fork")
+            ctx = get_context(start_method())
             self.conn, send = ctx.Pipe(duplex=False)
             self.proc = ctx.Process(target=_hash_files, args=(paths, send), daemon=True)
             self.proc.start()

@@ -51,7 +51,7 @@ __all__ = [
     "store_entry",
 ]
 
-CACHE_FORMAT = "contam.eval-cache/2"
+CACHE_FORMAT = "contam.eval-cache/3"
 """Bumped whenever an entry's layout changes (an older entry then misses, as its key differs)."""
 EVAL_CACHE_ENV = "CONTAM_EVAL_CACHE"
 """The environment variable the command line reads as the default ``--eval-cache``."""
@@ -297,7 +297,10 @@ def _index(arrays: dict[str, np.ndarray], scalars: dict[str, int], opts: ScanOpt
     if values["n"] != opts.n:
         raise ValueError(f"n={values['n']}, the scan's n={opts.n}")
     index = EvalIndex(**values)
-    if len(index.occ_ptr) != len(index.grams) + 1 or int(index.occ_ptr[-1]) != len(index.occ_ex):
+    multi, extra = index.occ_multi, index.occ_extra
+    if len(extra) != len(multi) + 1 or len(index.grams) + int(extra[-1]) != len(index.occ_ex):
+        raise ValueError("the index's arrays disagree")
+    if len(multi) and (int(multi.min()) < 0 or int(multi.max()) >= len(index.grams)):
         raise ValueError("the index's arrays disagree")
     return index
 

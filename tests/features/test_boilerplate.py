@@ -39,7 +39,7 @@ def test_document_frequency_counts_each_document_once(evals: list[str], docs: li
     in_docs = [_ngrams(d, 2) for d in docs]
     tokens = [tokenize(e) for e in evals]
     # Each occurrence (example, position) of the index names its gram: compare through it.
-    places = np.repeat(np.arange(len(index.grams)), np.diff(index.occ_ptr))
+    places = np.repeat(np.arange(len(index.grams)), index.occ_range(np.arange(len(index.grams)))[1])
     for j, (e, pos) in enumerate(zip(index.occ_ex.tolist(), index.occ_pos.tolist())):
         gram = tuple(tokens[e][pos : pos + 2])
         assert got[places[j]] == sum(gram in d for d in in_docs)
