@@ -16,9 +16,13 @@ from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from contam_cli.engine.executor import Executor, LocalProcesses, start_method
 from contam_cli.io.discover import sha256_file
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext  # NOTE: absent on Windows
 
 __all__ = ["CorpusHashes"]
 
@@ -34,7 +38,7 @@ class CorpusHashes:
         self.proc: BaseProcess | None = None
         self.conn: Connection | None = None
         if paths and isinstance(executor, LocalProcesses) and start_method() == "fork":
-            ctx = get_context(start_method())
+            ctx = cast("ForkContext", get_context(start_method()))
             self.conn, send = ctx.Pipe(duplex=False)
             self.proc = ctx.Process(target=_hash_files, args=(paths, send), daemon=True)
             self.proc.start()
