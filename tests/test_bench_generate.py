@@ -250,3 +250,31 @@ def test_bench_index_runs_on_generated_data(
     assert module.main([str(runs[0]), "--corpus-mb", "0.2", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "60 examples" in out and "pass" in out and "(the scan's)" in out
+
+
+def _script(name: str, *args: str) -> str:
+    """Run scripts/`name` in a fresh process (it wraps library functions as it measures)."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT.with_name(name)), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=SCRIPT.parents[1],
+    )
+    return out.stdout
+
+
+def test_profile_scan_times_every_stage(runs: tuple[Path, Path]) -> None:
+    out = _script("profile_scan.py", str(runs[0]), "--shards", "2")
+    for stage in ("eval side", "read corpus", "tokenize (all)", "index probe", "report"):
+        assert f"| {stage}" in out, out
+
+
+def test_timeline_scan_splits_the_pass_from_the_rest(runs: tuple[Path, Path]) -> None:
+    data = runs[0]
+    out = _script("timeline_scan.py", str(data / "eval.jsonl"), str(data / "corpus"), "--jobs", "1")
+    assert "corpus pass starts:" in out and "corpus pass:" in out, out
+    assert re.search(r"process \d+: \d+ shards", out) and "shard time, all processes:" in out
+    assert "FLAGGED" not in out  # the command's own table is not mixed in
