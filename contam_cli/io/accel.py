@@ -99,15 +99,21 @@ def _closure(module: str) -> set[str]:
 
 
 def _package_imports(mod: ModuleType) -> list[str]:
-    """The modules of `mod`'s top-level package named by its ``from ... import`` statements."""
-    top = mod.__name__.split(".")[0] + "."
-    tree = ast.parse(_source(mod))
+    """The modules of `mod`'s top-level package named by its top-level ``from ... import``
+    statements (where kernel modules take the functions and constants they compile in)."""
+    return list(_imports_of(mod.__name__))
+
+
+@functools.cache
+def _imports_of(module: str) -> tuple[str, ...]:
+    mod = sys.modules[module]
+    top = module.split(".")[0] + "."
     names = [
         node.module
-        for node in ast.walk(tree)
+        for node in ast.parse(_source(mod)).body
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(top)
     ]
-    return [n for n in dict.fromkeys(names) if importlib.util.find_spec(n) is not None]
+    return tuple(n for n in dict.fromkeys(names) if importlib.util.find_spec(n) is not None)
 
 
 def _source(mod: ModuleType) -> bytes:
