@@ -158,10 +158,22 @@ def test_paste_upload_scan_and_see_the_leaked_span(server: Server, browser: Any)
     page.locator('input[type="file"]').nth(1).set_input_files([str(p) for p in CORPUS])
     for p in CORPUS:
         page.get_by_text(p.name).first.wait_for(timeout=30_000)
-    page.get_by_role("button", name="Scan").click()
     cells = page.locator('[data-testid="stDataFrame"] [role="gridcell"]')
-    # NOTE: the grid draws on a canvas; its cells are in the DOM for assistive technology only.
-    cells.first.wait_for(state="attached", timeout=60_000)
+    for attempt in (1, 2):
+        page.get_by_role("button", name="Scan").click()
+        # NOTE: the grid draws on a canvas; its cells are in the DOM for assistive technology
+        # only. The scan's child is forked from the threaded server; one that a fork left stuck
+        # is stopped at the time budget with a message (contam_cli/app/run.py), and the user
+        # can scan again: once here, and only for that message.
+        try:
+            cells.first.wait_for(state="attached", timeout=75_000)
+            break
+        except Exception as exc:  # noqa: BLE001 - a timeout: say what the page showed instead
+            shown = page.locator("body").inner_text()
+            if attempt == 1 and "time budget" in shown:
+                continue
+            log = server.log.read_text(encoding="utf-8")[-4000:]
+            pytest.fail(f"no result table ({exc}); the page shows:\n{shown[-2000:]}\n{log}")
     text = [cells.nth(i).text_content() for i in range(cells.count())]
     # NOTE: these cells hold the raw numbers (1, not the 1.000 drawn on the canvas).
     rows = [text[i : i + 7] for i in range(0, len(text), 7)]
