@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,22 +36,29 @@ print(" ".join(f"{x:.3f}" for x in times))
 """
 
 
+@contextmanager
+def linked_shards(data: Path, count: int) -> Iterator[tuple[Path, float]]:
+    """A temporary corpus directory linking the first `count` corpus shards of `data` (a
+    ``bench_scan.py`` data directory), and their MB; SystemExit(2) when there are none."""
+    shards = sorted((data / "corpus").glob("*.jsonl"))[:count]
+    if not shards:
+        print(f"{Path(sys.argv[0]).name}: no corpus shards under {data}", file=sys.stderr)
+        raise SystemExit(2)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus"
+        corpus.mkdir()
+        for p in shards:
+            (corpus / p.name).symlink_to(p.resolve())
+        yield corpus, sum(p.stat().st_size for p in shards) / 1e6
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path)
     ap.add_argument("--shards", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=4)
     args = ap.parse_args(argv)
-    shards = sorted((args.data / "corpus").glob("*.jsonl"))[: args.shards]
-    if not shards:
-        print(f"bench_corpus_pass: no corpus shards under {args.data}", file=sys.stderr)
-        return 2
-    mb = sum(p.stat().st_size for p in shards) / 1e6
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(tmp) / "corpus"
-        corpus.mkdir()
-        for p in shards:
-            (corpus / p.name).symlink_to(p.resolve())
+    with linked_shards(args.data, args.shards) as (corpus, mb):
         for name, accel in (("compiled kernels", "1"), ("numpy only (CONTAM_ACCEL=0)", "0")):
             env = {**os.environ, "CONTAM_ACCEL": accel}
             cmd = [sys.executable, "-c", _CHILD, str(args.data / "eval.jsonl"), str(corpus),

@@ -28,7 +28,7 @@ import numpy as np
 
 from contam_cli.engine.accel import index_kernels
 from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
-from contam_cli.engine.occurrence_runs import compact, counts, ranges
+from contam_cli.engine.occurrence_runs import compact, counts, from_counts, ranges
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
 from contam_cli.text.fingerprint import content_digests
 
@@ -141,10 +141,7 @@ class EvalIndex:
         per_gram = counts(self.occ_multi, self.occ_extra, len(self.grams))
         kept_places = np.repeat(keep, per_gram)
         grams = self.grams[keep]
-        kept = per_gram[keep]
-        multi = np.flatnonzero(kept > 1)
-        extra = np.zeros(len(multi) + 1, dtype=np.int64)
-        np.cumsum(kept[multi] - 1, out=extra[1:])
+        multi, extra = from_counts(per_gram[keep])
         words_log2 = bloom_log2(len(grams))
         return replace(
             self,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["compact", "counts", "ranges"]
+__all__ = ["compact", "counts", "from_counts", "ranges"]
 
 _STEP = 1 << 22
 
@@ -33,11 +33,21 @@ def compact(ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         at = np.flatnonzero(per_gram > 1)
         found.append(at + a)
         more.append(per_gram[at].astype(np.int64) - 1)
-    multi = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    return _multi_extra(found, more)
+
+
+def from_counts(per_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(multi, extra) of grams that occur `per_gram` times each (at least once)."""
+    at = np.flatnonzero(per_gram > 1)
+    return _multi_extra([at], [per_gram[at].astype(np.int64) - 1])
+
+
+def _multi_extra(found: list[np.ndarray], more: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    multi = np.concatenate(found).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
     extra = np.zeros(len(multi) + 1, dtype=np.int64)
     if found:
         np.cumsum(np.concatenate(more), out=extra[1:])
-    return multi.astype(np.int64, copy=False), extra
+    return multi, extra
 
 
 def ranges(multi: np.ndarray, extra: np.ndarray, uidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -183,8 +183,8 @@ def common_ngrams(
         found = found[doc_freq[found] >= cut]
     tokens: dict[int, list[str]] = {}
     rows = []
-    for u in found.tolist():
-        j = int(index.occ_range(np.array([u]))[0][0])
+    first, _ = index.occ_range(found)
+    for u, j in zip(found.tolist(), first.tolist()):
         e, p = int(index.occ_ex[j]), int(index.occ_pos[j])
         if e not in tokens:
             tokens[e] = tokenize(records[e].text, norm)

@@ -21,10 +21,12 @@ import importlib
 import importlib.util
 import os
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from contam_cli.errors import OutputError
+from contam_cli.io.output import write_atomic
 
 __all__ = ["enabled", "load"]
 
@@ -125,12 +127,6 @@ def _write(path: Path, text: str) -> None:
     """Write the stamp whole or not at all (a cache directory may be read-only: then numba
     keeps its cache elsewhere, or none, and the next run checks again)."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+        write_atomic(path, text)
+    except (OSError, OutputError):
+        pass
