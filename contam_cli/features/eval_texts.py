@@ -182,10 +182,12 @@ def _line_at(fh: FileIO, start: int) -> bytes:
     """The line starting at byte `start`, without its newline."""
     fh.seek(start)
     parts = []
-    while piece := fh.read(1 << 16):
+    size = 1 << 12  # NOTE: most lines are short; reading 64 KiB for each cost more than the rest
+    while piece := fh.read(size):
         cut = piece.find(b"\n")
         if cut >= 0:
             parts.append(piece[:cut])
             break
         parts.append(piece)
+        size = min(size * 4, 1 << 20)
     return b"".join(parts)

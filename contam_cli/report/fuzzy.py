@@ -124,9 +124,11 @@ class FuzzyColumns:
             "evidence": None,
         }
 
-    def to_dict(self, e: int, redact: bool) -> dict[str, Any]:
-        """Example `e`'s JSON."""
-        d = self.plain_dict(*(col[0] for col in self.plain_columns(np.array([e]))))
+    def to_dict(self, e: int, redact: bool, values: Sequence[Any] | None = None) -> dict[str, Any]:
+        """Example `e`'s JSON (`values`: its row of :meth:`plain_columns`, when known)."""
+        if values is None:
+            values = [col[0] for col in self.plain_columns(np.array([e]))]
+        d = self.plain_dict(*values)
         ev = self.evidence.get(e)
         d["best_source"] = None if ev is None else ev.source
         d["per_source"] = dict(self.per_source.get(e, {}))

@@ -138,9 +138,10 @@ class NgramColumns:
             "evidence": None,
         }
 
-    def to_dict(self, e: int, redact: bool) -> dict[str, Any]:
-        """Example `e`'s JSON."""
-        values = [col[0] for col in self.plain_columns(np.array([e]))]
+    def to_dict(self, e: int, redact: bool, values: Sequence[Any] | None = None) -> dict[str, Any]:
+        """Example `e`'s JSON (`values`: its row of :meth:`plain_columns`, when known)."""
+        if values is None:
+            values = [col[0] for col in self.plain_columns(np.array([e]))]
         d = self.plain_dict(*values)
         per_source = self.per_source.get(e, {})
         ev = self.evidence.get(e)

@@ -109,10 +109,11 @@ def _scalars(values: Sequence[Any]) -> list[bytes] | None:
 def _slice(table: ExampleTable, start: int, stop: int, redact: bool) -> bytes:
     """Examples ``start`` to ``stop`` as :func:`_items` would write their dicts."""
     texts = []
-    for values in table.plain_columns(start, stop):
+    columns = table.plain_columns(start, stop)
+    for values in columns:
         text = _scalars(values)
         if text is None:  # not seen from a scan; the general way copes with anything
-            return _items([table.example_dict(e, redact) for e in range(start, stop)])
+            return _items(table.example_dicts(start, stop, redact, columns))
         texts.append(text)
     m = stop - start
     fixed = _template(table, len(texts))
@@ -128,6 +129,6 @@ def _slice(table: ExampleTable, start: int, stop: int, redact: bool) -> bytes:
     # The few examples with reasons or details: dumped whole, in place of their text.
     for k in table.rich_rows(start, stop):
         at = k * step
-        item = _item(table.example_dict(start + k, redact))
+        item = _item(table.example_dict(start + k, redact, [col[k] for col in columns]))
         parts[at : at + step] = [(b",\n" if k else b"") + item] + [b""] * (step - 1)
     return b"".join(parts)

@@ -148,7 +148,7 @@ class Report:
     def example_dicts(self, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
         """The JSON of examples ``start`` to ``stop`` (default: to the end)."""
         start, stop, _ = slice(start, stop).indices(len(self.examples))
-        return [self.examples.example_dict(e, self.redact) for e in range(start, stop)]
+        return self.examples.example_dicts(start, stop, self.redact)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.header(), "examples": self.example_dicts()}

@@ -287,18 +287,36 @@ class ExampleTable(Sequence[ExampleResult]):
             d["details"]["fuzzy"] = FuzzyColumns.plain_dict(*values[at:])
         return d
 
-    def example_dict(self, e: int, redact: bool) -> dict[str, Any]:
-        """The JSON of example `e`."""
-        values = [col[0] for col in self.plain_columns(e, e + 1)]
+    def example_dicts(
+        self, start: int, stop: int, redact: bool, columns: list[list[Any]] | None = None
+    ) -> list[dict[str, Any]]:
+        """The JSON of examples ``start`` to ``stop`` (`columns`: their :meth:`plain_columns`,
+        when the caller has them)."""
+        if columns is None:
+            columns = self.plain_columns(start, stop)
+        return [
+            self.example_dict(start + k, redact, [col[k] for col in columns])
+            for k in range(stop - start)
+        ]
+
+    def example_dict(
+        self, e: int, redact: bool, values: Sequence[Any] | None = None
+    ) -> dict[str, Any]:
+        """The JSON of example `e` (`values`: its row of :meth:`plain_columns`, when the caller
+        has the columns of a slice already)."""
+        if values is None:
+            values = [col[0] for col in self.plain_columns(e, e + 1)]
         d = self.plain_dict(*values)
         reasons = self.reasons.get(e, ())
         d["text"] = None if redact else self.texts.get(e)
         d["flagged"] = bool(reasons)
         d["reasons"] = [r.to_dict() for r in reasons]
+        at = 4 + len(self.methods)
         if self.ngram is not None:
-            d["details"]["ngram"] = self.ngram.to_dict(e, redact)
+            d["details"]["ngram"] = self.ngram.to_dict(e, redact, values[at : at + _NGRAM_VALUES])
+            at += _NGRAM_VALUES
         if self.fuzzy is not None:
-            d["details"]["fuzzy"] = self.fuzzy.to_dict(e, redact)
+            d["details"]["fuzzy"] = self.fuzzy.to_dict(e, redact, values[at:])
         for k, rows in self.details.items():
             if e in rows:
                 d["details"][k] = rows[e]
