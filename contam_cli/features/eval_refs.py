@@ -102,6 +102,15 @@ class RefsBuilder:
         self._file_no.append(self._files.setdefault(loc.path, len(self._files)))
         self._lines.append(-1 if loc.line is None else loc.line)
 
+    def add_columns(self, path: str, ids: list[str], lines: list[int]) -> None:
+        """Records of file `path` with ids `ids` at lines `lines` (-1: unknown)."""
+        encoded = [i.encode("utf-8", "surrogatepass") for i in ids]
+        ends = np.cumsum([len(e) for e in encoded], dtype=np.int64) + len(self._ids)
+        self._ids += b"".join(encoded)
+        self._id_ends.frombytes(ends.tobytes())
+        self._file_no.extend([self._files.setdefault(path, len(self._files))] * len(ids))
+        self._lines.extend(lines)
+
     def __len__(self) -> int:
         return len(self._id_ends)
 

@@ -18,6 +18,7 @@ from contam_cli.errors import UsageError
 from contam_cli.features.eval_cache import cache_key, load_entry, store_entry
 from contam_cli.features.eval_refs import EvalRefs, RefsBuilder
 from contam_cli.io.discover import iter_files, sha256_file
+from contam_cli.io.eval_columns import iter_eval_columns
 from contam_cli.io.inputs import as_record, classify
 from contam_cli.io.model import ReadNotes, Record
 from contam_cli.io.readers import iter_eval
@@ -94,6 +95,7 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 _Indexed = tuple[EvalRefs, list[dict[str, Any]], EvalIndex]
+Describe = Callable[[Sequence[Record]], list[dict[str, Any]]]
 
 
 def _index_fresh(
@@ -101,23 +103,44 @@ def _index_fresh(
 ) -> _Indexed:
     """:func:`index_eval` without the cache (`hashes`: the eval files' sha256, when known)."""
     builder = RefsBuilder()
-    records, describe = _eval_records(eval, opts, hashes=hashes)
-
-    def texts() -> Iterator[str]:
-        for r in records:
-            builder.add(r)
-            yield r.text
-
-    eval_index = build_eval_index(texts(), opts.n, opts.norm, tk)
+    texts, describe = _texts(eval, opts, builder, hashes)
+    eval_index = build_eval_index(texts, opts.n, opts.norm, tk)
     if not len(builder):
         raise UsageError("the eval set holds no examples")
     refs = builder.build()
     return refs, describe(refs), eval_index
 
 
+def _texts(
+    eval: Any, opts: ScanOptions, builder: RefsBuilder, hashes: dict[Path, str] | None
+) -> tuple[Iterator[str], Describe]:
+    """The eval texts, each record's id and line going into `builder` as its text is read
+    (files as columns, :mod:`contam_cli.io.eval_columns`); and how to describe them after."""
+    given = classify(eval, what="eval")
+    if not given.paths:
+        records, describe = _eval_records(eval, opts, hashes=hashes)
+
+        def from_records() -> Iterator[str]:
+            for r in records:
+                builder.add(r)
+                yield r.text
+
+        return from_records(), describe
+    paths = list(given.paths)
+    notes = ReadNotes()
+    columns = iter_eval_columns(paths, opts.eval_spec, opts.include, opts.exclude, notes)
+
+    def from_columns() -> Iterator[str]:
+        for batch in columns:
+            builder.add_columns(batch.path, batch.ids, batch.lines)
+            yield from batch.texts
+
+    return from_columns(), lambda seen: _describe_eval_files(paths, seen, opts, notes, hashes)
+
+
 def _eval_records(
     eval: Any, opts: ScanOptions, what: str = "eval", hashes: dict[Path, str] | None = None
-) -> tuple[Iterable[Record], Callable[[Sequence[Record]], list[dict[str, Any]]]]:
+) -> tuple[Iterable[Record], Describe]:
     """The eval records (streamed from files), and how to describe them once all are read."""
     given = classify(eval, what=what)
     if given.paths:
