@@ -156,7 +156,11 @@ def sha256_file(path: StrPath) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
+    # NOTE: into one buffer, not a new 1 MiB bytes per read: 0.60-0.62 CPU-s per GB against
+    # 0.66-0.71 on the 1 GB benchmark corpus (three runs each).
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            digest.update(view[:n])
     return digest.hexdigest()

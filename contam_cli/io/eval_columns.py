@@ -18,7 +18,7 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary
 from contam_cli.io.lines import BIG_LINE, iter_lines
 from contam_cli.io.model import Locator, ReadNotes, Record
-from contam_cli.io.readers import _line_record, _located, _read_file, _refuse_repeats, _sources
+from contam_cli.io.readers import _line_record, _read_file, _refuse_repeats, _sources
 from contam_cli.io.source import FileSource
 
 __all__ = ["EvalColumns", "iter_eval_columns"]
@@ -56,7 +56,8 @@ def iter_eval_columns(
     _refuse_repeats(sources)
     qualify = len(sources) > 1
     seen: dict[str, int] = {}
-    where = array("q")  # NOTE: as in iter_eval: (file, line, record) of each id first seen
+    # NOTE: where each id was first seen (file, line, record), as columns: see iter_eval
+    where = (array("i"), array("q"), array("q"))
     for f, src in enumerate(sources):
         src = FileSource(src.path, "eval", spec, src.name, qualify, notes)
         for batch in _file_columns(src, size):
@@ -65,8 +66,9 @@ def iter_eval_columns(
                 _refuse_duplicate(sources, seen, where, src.path, batch)
             base = len(seen)
             seen.update(zip(ids, range(base, base + len(ids))))
-            for line, ordinal in zip(lines, ordinals):
-                where.extend((f, line, ordinal))
+            where[0].extend([f] * len(ids))
+            where[1].extend(lines)
+            where[2].extend(ordinals)
             yield EvalColumns(src.path, ids, texts, lines)
 
 
@@ -175,7 +177,7 @@ def _append(cols: _Columns, found: str, text: str, line: int | None, ordinal: in
 def _refuse_duplicate(
     sources: list[FileSource],
     seen: dict[str, int],
-    where: array[int],
+    where: tuple[array[int], array[int], array[int]],
     path: str,
     batch: tuple[list[str], list[str], list[int], list[int]],
 ) -> None:
@@ -186,7 +188,8 @@ def _refuse_duplicate(
     for j, found in enumerate(ids):
         k = seen.get(found)
         if k is not None:
-            first = _located(sources, where, k)
+            f, line, ordinal = where[0][k], where[1][k], where[2][k]
+            first = Locator(sources[f].path, _known(line), _known(ordinal))
         elif found in first_here:
             j0 = first_here[found]
             first = Locator(path, _known(lines[j0]), _known(ordinals[j0]))

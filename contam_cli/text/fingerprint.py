@@ -32,10 +32,10 @@ def content_digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:
     order (documents are consecutive in the stream).
     """
     ends = np.cumsum(counts).tolist()
-    data = np.asarray(hashes).astype("<u8").tobytes()
+    data = memoryview(np.asarray(hashes).astype("<u8").tobytes())
+    blake2b = hashlib.blake2b
     return [
-        hashlib.blake2b(data[8 * a : 8 * b], digest_size=16).digest()
-        for a, b in zip([0, *ends[:-1]], ends)
+        blake2b(data[8 * a : 8 * b], digest_size=16).digest() for a, b in zip([0, *ends[:-1]], ends)
     ]
 
 
