@@ -102,8 +102,16 @@ class EvalIndex:
 
     def occurrences(self, uidx: np.ndarray) -> np.ndarray:
         """Indices into the ``occ_*`` arrays of every occurrence of grams `uidx`, gram by gram."""
+        return self.occurrences_of(uidx)[0]
+
+    def occurrences_of(self, uidx: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`occurrences`, and for each occurrence its gram's place in `uidx` (None when
+        every gram has one occurrence, the common case: then the two are aligned)."""
         lo, cnt = self.occ_range(uidx)
-        return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        if len(cnt) == 0 or int(cnt.max()) == 1:
+            return lo, None
+        rep = np.repeat(np.arange(len(uidx)), cnt)
+        return np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum())), rep
 
     def distinct_per_example(self, gram_mask: np.ndarray) -> np.ndarray:
         """Per example, how many of its distinct grams are set in `gram_mask` (bool per gram)."""

@@ -154,13 +154,8 @@ def match_window(
 
 def best_runs(index: EvalIndex, uidx: np.ndarray, doc: np.ndarray, pos: np.ndarray) -> ChunkRuns:
     # Join each hit to every place its n-gram has in the eval set.
-    lo, cnt = index.occ_range(uidx)
-    if len(cnt) and int(cnt.max()) == 1:  # NOTE: the common case: each n-gram in one place
-        j, d, c = lo, doc, pos
-    else:
-        rep = np.repeat(np.arange(len(uidx)), cnt)
-        j = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
-        d, c = doc[rep], pos[rep]
+    j, rep = index.occurrences_of(uidx)
+    d, c = (doc, pos) if rep is None else (doc[rep], pos[rep])
     e = index.occ_ex[j].astype(np.int64)
     i = index.occ_pos[j].astype(np.int64)
     # Runs: consecutive (e, d, diagonal c - i, i), one step of i (and c) at a time.
