@@ -5,10 +5,10 @@ of those names would be (:func:`contam_cli.io.memory.records_from_bytes`), :func
 the eval texts attached, and the outputs rendered by the same renderers (table, JSON, HTML) with
 the cleaned eval set beside them.
 
-:func:`run_scan` runs it in a child process (forked on Linux, else spawned), the request and
-the outcome passing through a pipe (never a file), and kills the child when it runs past the
-time budget, so a scan too big for the server ends with a message instead of a hung page. At
-most :data:`MAX_PARALLEL` scans run at once in one server.
+:func:`run_scan` runs it in a child process (spawned: the server runs threads), the
+request and the outcome passing through a pipe (never a file), and kills the child when it runs
+past the time budget, so a scan too big for the server ends with a message instead of a hung
+page. At most :data:`MAX_PARALLEL` scans run at once in one server.
 """
 
 from __future__ import annotations
@@ -150,11 +150,11 @@ def _row(e: Any) -> dict[str, Any]:
 
 
 def _context() -> Any:
-    # NOTE: the scan's own rule (fork on Linux only, else spawn; see start_method): fork starts
-    # at once and copies nothing up front; spawn costs a fresh interpreter per scan (the
-    # request goes through the pipe either way). A child that a fork left stuck is killed at
-    # the budget like a slow one.
-    return multiprocessing.get_context(start_method())
+    # NOTE: the server runs threads (one per session, and its event loop), so no child is
+    # forked from it: a lock one of them held would stay held in the child, stuck until the
+    # budget killed it. Each child is spawned, a fresh interpreter (a few tenths of a second
+    # of imports per scan; the request goes through the pipe either way).
+    return multiprocessing.get_context(start_method(threaded=True))
 
 
 def _child(conn: Connection) -> None:

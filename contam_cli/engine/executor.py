@@ -54,12 +54,17 @@ START_METHOD_ENV = "CONTAM_START_METHOD"
 that check the spawn path on Linux; unset, :func:`start_method` decides."""
 
 
-def start_method() -> str:
-    """How worker processes start: ``fork`` on Linux, ``spawn`` everywhere else.
+def start_method(threaded: bool = False) -> str:
+    """How worker processes start: ``fork`` on Linux, ``spawn`` everywhere else, and ``spawn``
+    everywhere when the caller runs threads of its own (`threaded`, as the app's server does).
 
     NOTE: fork is Linux-only on purpose. Windows has none; on macOS it exists but system
     libraries may start threads (Python's own default there has been spawn since 3.8), and a
-    forked child can crash in them. :data:`START_METHOD_ENV` overrides, for tests.
+    forked child can crash in them. A process that runs threads must not fork at all: a lock
+    another thread holds at that moment stays held in the child, which hangs on it (Python
+    3.12 warns of it). A forkserver would avoid that too, but it listens on a socket it makes
+    in a temp directory, and the app writes no file. :data:`START_METHOD_ENV` overrides, for
+    tests.
     """
     methods = get_all_start_methods()
     wanted = os.environ.get(START_METHOD_ENV, "").strip()
@@ -70,7 +75,7 @@ def start_method() -> str:
                 + ", ".join(methods)
             )
         return wanted
-    return "fork" if sys.platform == "linux" and "fork" in methods else "spawn"
+    return "fork" if sys.platform == "linux" and "fork" in methods and not threaded else "spawn"
 
 
 class Executor(ABC):

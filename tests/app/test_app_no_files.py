@@ -5,10 +5,11 @@ the scan or its child process calls it.
 
 NOTE: the temp dir is a private one (``tempfile.tempdir`` and ``TMPDIR`` point to it), because
 the machine's own /tmp is shared with other processes that write there meanwhile; a write to a
-fixed path anywhere is caught by the patched ``open``/``os.open`` instead. A forked child
-(Linux) inherits the patches, so a write there fails its scan, which the page then shows as an
-error; a spawned one (macOS, Windows) starts afresh, so there only the page's own process is
-checked, and the listings.
+fixed path anywhere is caught by the patched ``open``/``os.open`` instead. The app spawns its
+scan's child (a fresh interpreter, which the patches cannot reach); where fork exists (Linux) the
+test forces it, so that the child inherits the patches and a write there fails its scan, which
+the page then shows as an error. Elsewhere only the page's own process is checked, and the
+listings.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from streamlit import config  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from contam_cli.app import launch  # noqa: E402
+from contam_cli.engine.executor import START_METHOD_ENV, start_method  # noqa: E402
 
 BENCH = CD / "examples" / "benchmark.jsonl"
 CORPUS = sorted((CD / "examples" / "corpus").iterdir())
@@ -85,6 +87,8 @@ def test_a_scan_through_the_page_writes_no_file(
     monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(cwd)
+    if start_method() == "fork":
+        monkeypatch.setenv(START_METHOD_ENV, "fork")
     before = config.get_option("browser.gatherUsageStats")
     config.set_option("browser.gatherUsageStats", False)
     try:

@@ -168,10 +168,11 @@ def _slow(request: run.ScanRequest) -> run.ScanOutcome:
 def test_a_scan_past_the_time_budget_ends_with_a_message(
     page: AppTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from contam_cli.engine.executor import start_method
+    from contam_cli.engine.executor import START_METHOD_ENV, start_method
 
     if start_method() != "fork":
         pytest.skip("the patched slow scan reaches the child only by fork")
+    monkeypatch.setenv(START_METHOD_ENV, "fork")  # NOTE: the app spawns; forked, it has the patch
     monkeypatch.setenv("CONTAM_APP_MAX_SECONDS", "0.5")
     monkeypatch.setattr(run, "scan_request", _slow)
     at = fill(page, BENCH.read_text(encoding="utf-8"))

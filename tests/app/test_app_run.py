@@ -18,13 +18,14 @@ from contam_cli import scan
 from contam_cli.app import launch, run
 from contam_cli.app.inputs import NamedBytes, corpus_inputs, eval_input, sniff
 from contam_cli.app.limits import MB, Limits
-from contam_cli.engine.executor import start_method
+from contam_cli.engine.executor import START_METHOD_ENV, start_method
 from contam_cli.errors import ArgumentError, InputError, UsageError
 from contam_cli.render.table import render_table
 
 BENCH = CD / "examples" / "benchmark.jsonl"
 CORPUS = sorted((CD / "examples" / "corpus").iterdir())
-# NOTE: the app's child is forked only where scans fork their workers (Linux).
+# NOTE: the app spawns its child (its server runs threads); where scans fork their workers
+# (Linux), a test that patches what the child runs forces fork, so that the child has the patch.
 FORK = start_method() == "fork"
 
 
@@ -170,6 +171,7 @@ def _slow(request: run.ScanRequest) -> run.ScanOutcome:
 def test_a_scan_past_the_budget_is_stopped_and_its_child_killed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv(START_METHOD_ENV, "fork")
     monkeypatch.setattr(run, "scan_request", _slow)
     started = time.monotonic()
     with pytest.raises(UsageError, match=r"time budget of 0.5 s and was stopped"):
