@@ -1,11 +1,12 @@
 """The corpus files' sha256 for the report, computed beside the scan.
 
-Where the scan forks worker processes anyway (``--jobs`` above 1 on Linux), the hashing runs in
-one more forked process, started before the eval index is built: the start of a scan is serial
-(reading and indexing the eval set), and hashing then uses the core it leaves idle. Elsewhere it
+A scan in this process alone (``--jobs 1``) hashes the bytes it reads anyway
+(:mod:`contam_cli.io.read_digests`): the corpus is read once, not twice. Where the scan forks
+worker processes (``--jobs`` above 1 on Linux), the hashing runs in one more forked process,
+started before the eval index is built: the start of a scan is serial (reading and indexing the
+eval set), and hashing then uses the core it leaves idle. Elsewhere (spawned workers, Ray) it
 runs in a thread (hashing releases the GIL) started once the workers exist: nothing may fork
-while another thread runs, and a scan in this process alone must not fork at all (a library
-caller may have threads of its own).
+while another thread runs.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from contam_cli.engine.executor import Executor, LocalProcesses, start_method
+from contam_cli.engine.executor import Executor, InProcess, LocalProcesses, start_method
 from contam_cli.io.discover import sha256_file
+from contam_cli.io.read_digests import ReadDigests
 
 if TYPE_CHECKING:
     from multiprocessing.context import ForkContext  # NOTE: absent on Windows
@@ -28,8 +30,9 @@ __all__ = ["CorpusHashes"]
 
 
 class CorpusHashes:
-    """sha256 of `paths`: in a child process started now when `executor` forks its workers,
-    else in a thread started by :meth:`start` (see the module)."""
+    """sha256 of `paths`: from what this process reads when `executor` runs the scan here, in a
+    child process started now when it forks its workers, else in a thread started by
+    :meth:`start` (see the module)."""
 
     def __init__(self, paths: list[Path], executor: Executor) -> None:
         self.paths = paths
@@ -37,7 +40,11 @@ class CorpusHashes:
         self.futures: dict[Path, Future[str]] = {}
         self.proc: BaseProcess | None = None
         self.conn: Connection | None = None
-        if paths and isinstance(executor, LocalProcesses) and start_method() == "fork":
+        self.read: ReadDigests | None = None
+        if paths and isinstance(executor, InProcess):
+            self.read = ReadDigests(paths)
+            self.read.start()
+        elif paths and isinstance(executor, LocalProcesses) and start_method() == "fork":
             ctx = cast("ForkContext", get_context(start_method()))
             self.conn, send = ctx.Pipe(duplex=False)
             self.proc = ctx.Process(target=_hash_files, args=(paths, send), daemon=True)
@@ -46,12 +53,14 @@ class CorpusHashes:
 
     def start(self) -> None:
         """Start the thread (once the workers exist), unless a child process already hashes."""
-        if self.paths and self.proc is None and self.pool is None:
+        if self.paths and self.proc is None and self.pool is None and self.read is None:
             self.pool = ThreadPoolExecutor(max_workers=1)
             self.futures = {p: self.pool.submit(sha256_file, p) for p in self.paths}
 
     def results(self) -> dict[Path, str]:
         """Each path's hex digest; the error hashing one met is raised here."""
+        if self.read is not None:
+            return self.read.results()
         if self.proc is None or self.conn is None:
             return {p: f.result() for p, f in self.futures.items()}
         try:
@@ -65,6 +74,8 @@ class CorpusHashes:
 
     def close(self) -> None:
         """Stop what is still running (a failed or interrupted scan) and release it."""
+        if self.read is not None:
+            self.read.close()
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
         if self.proc is not None:

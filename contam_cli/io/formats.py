@@ -14,6 +14,7 @@ from typing import Any, BinaryIO, Literal, cast
 from contam_cli.errors import InputError
 from contam_cli.io.model import StrPath
 from contam_cli.io.output import split_compression
+from contam_cli.io.read_digests import hashing, tee
 from contam_cli.io.remote import RemoteFile, is_url, open_object
 from contam_cli.io.zstd import ZstdReader
 
@@ -156,10 +157,12 @@ def open_binary(path: StrPath | RemoteFile) -> BinaryIO:
         return _remote_binary(path)
     p = Path(path)
     compression = split_compression(p.name)[1]
-    if compression == ".gz":
+    if compression == ".gz" and not hashing(p):
         return cast(BinaryIO, gzip.open(p, "rb"))
-    raw = open(p, "rb")  # noqa: SIM115 - closed by the reader
+    raw = tee(p, open(p, "rb"))  # noqa: SIM115 - closed by the reader
     try:
+        if compression == ".gz":
+            return cast(BinaryIO, _OwningGzip(fileobj=raw, mode="rb"))
         return decompressing(raw, compression)
     except BaseException:
         raw.close()
@@ -170,7 +173,7 @@ def open_raw(path: StrPath | RemoteFile) -> BinaryIO:
     """The raw (still compressed) bytes of a file or a remote object, seekable: byte ranges."""
     if isinstance(path, RemoteFile) or is_url(path):
         return cast(BinaryIO, open_object(cast("RemoteFile | str", path)))
-    return open(path, "rb")  # noqa: SIM115 - closed by the reader
+    return tee(path, open(path, "rb"))  # noqa: SIM115 - closed by the reader
 
 
 class _OwningGzip(gzip.GzipFile):

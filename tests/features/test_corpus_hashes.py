@@ -1,4 +1,5 @@
-"""The corpus files' sha256: in a forked process beside forked workers, else in a thread."""
+"""The corpus files' sha256: from what an in-process scan reads, in a forked process beside
+forked workers, else in a thread."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import orjson
 import pytest
 
 from contam_cli.engine import shards
-from contam_cli.engine.executor import InProcess, LocalProcesses, start_method
+from contam_cli.engine.executor import START_METHOD_ENV, InProcess, LocalProcesses, start_method
 from contam_cli.errors import InputError
 from contam_cli.features.corpus_hashes import CorpusHashes
 from contam_cli.features.scan import scan
@@ -47,18 +48,34 @@ def test_forked_workers_get_a_hashing_process(tmp_path: Path) -> None:
     assert hashes.proc is None
 
 
-def test_in_process_hashes_in_a_thread_and_never_forks(tmp_path: Path) -> None:
+def test_in_process_hashes_what_it_reads_and_never_forks(tmp_path: Path) -> None:
     paths = _files(tmp_path)
     forks: list[int] = []
     os.register_at_fork(before=lambda: forks.append(1))
     hashes = CorpusHashes(paths, InProcess())
     try:
-        assert hashes.proc is None
-        hashes.start()
-        assert hashes.results() == _expected(paths)
+        assert hashes.proc is None and hashes.read is not None
+        hashes.start()  # NOTE: reads hash already: no thread of its own as well
+        assert hashes.pool is None
+        assert hashes.results() == _expected(paths)  # nothing was read: all read here
     finally:
         hashes.close()
     assert not forks
+
+
+def test_spawned_workers_get_a_hashing_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(START_METHOD_ENV, "spawn")
+    paths = _files(tmp_path)
+    hashes = CorpusHashes(paths, LocalProcesses(2))
+    try:
+        assert hashes.proc is None and hashes.read is None
+        hashes.start()
+        assert hashes.pool is not None
+        assert hashes.results() == _expected(paths)
+    finally:
+        hashes.close()
 
 
 @forking
