@@ -74,26 +74,73 @@ def bucket_scatter(grams, per_doc, first_ex, shift, fill, out_g, out_e, out_p): 
 
 
 @njit(cache=True, nogil=True)
+def _sort_range(g, e, p, lo, hi):  # noqa: ANN001, ANN202
+    """Stable sort of ``[lo, hi)`` of `g` by gram, moving `e` and `p` alike."""
+    if hi - lo <= _SMALL:
+        for i in range(lo + 1, hi):
+            x, xe, xp = g[i], e[i], p[i]
+            j = i
+            while j > lo and g[j - 1] > x:
+                g[j] = g[j - 1]
+                e[j] = e[j - 1]
+                p[j] = p[j - 1]
+                j -= 1
+            g[j], e[j], p[j] = x, xe, xp
+    else:
+        o = np.argsort(g[lo:hi], kind="mergesort")
+        g[lo:hi] = g[lo:hi][o]
+        e[lo:hi] = e[lo:hi][o]
+        p[lo:hi] = p[lo:hi][o]
+
+
+@njit(cache=True, nogil=True)
 def sort_buckets(bounds, g, e, p):  # noqa: ANN001, ANN201
     """Stable sort of every bucket ``[bounds[b], bounds[b+1])`` of `g` by gram, moving `e`, `p`."""
     for b in range(bounds.shape[0] - 1):
+        _sort_range(g, e, p, bounds[b], bounds[b + 1])
+
+
+@njit(cache=True, nogil=True)
+def refine_buckets(bounds, g, e, p, shift, bits, tg, te, tp):  # noqa: ANN001, ANN201
+    """:func:`sort_buckets`, each bucket first split by the `bits` bits of its grams below bit
+    `shift` (a stable counting scatter through `tg`, `te`, `tp`, which hold the largest bucket).
+
+    NOTE: a bucket of the first split fits the caches, so this second scatter writes close
+    together; one scatter into as many buckets over the whole array writes far apart.
+    """
+    nb = 1 << bits
+    mask = _U(nb - 1)
+    sh = _U(shift)
+    starts = np.zeros(nb + 1, np.int64)
+    for b in range(bounds.shape[0] - 1):
         lo = bounds[b]
         hi = bounds[b + 1]
-        if hi - lo <= _SMALL:
-            for i in range(lo + 1, hi):
-                x, xe, xp = g[i], e[i], p[i]
-                j = i
-                while j > lo and g[j - 1] > x:
-                    g[j] = g[j - 1]
-                    e[j] = e[j - 1]
-                    p[j] = p[j - 1]
-                    j -= 1
-                g[j], e[j], p[j] = x, xe, xp
-        else:
-            o = np.argsort(g[lo:hi], kind="mergesort")
-            g[lo:hi] = g[lo:hi][o]
-            e[lo:hi] = e[lo:hi][o]
-            p[lo:hi] = p[lo:hi][o]
+        n = hi - lo
+        if n <= _SMALL:
+            _sort_range(g, e, p, lo, hi)
+            continue
+        starts[:] = 0
+        for i in range(n):
+            x = g[lo + i]
+            tg[i] = x
+            te[i] = e[lo + i]
+            tp[i] = p[lo + i]
+            starts[np.int64((x >> sh) & mask) + 1] += 1
+        for d in range(nb):
+            starts[d + 1] += starts[d]
+        for i in range(n):
+            d = np.int64((tg[i] >> sh) & mask)
+            k = lo + starts[d]
+            starts[d] += 1
+            g[k] = tg[i]
+            e[k] = te[i]
+            p[k] = tp[i]
+        first = lo  # NOTE: starts[d] is now where digit d ends
+        for d in range(nb):
+            last = lo + starts[d]
+            if last - first > 1:
+                _sort_range(g, e, p, first, last)
+            first = last
 
 
 @njit(cache=True, nogil=True)
