@@ -104,9 +104,16 @@ class RefsBuilder:
 
     def add_columns(self, path: str, ids: list[str], lines: list[int]) -> None:
         """Records of file `path` with ids `ids` at lines `lines` (-1: unknown)."""
-        encoded = [i.encode("utf-8", "surrogatepass") for i in ids]
-        ends = np.cumsum([len(e) for e in encoded], dtype=np.int64) + len(self._ids)
-        self._ids += b"".join(encoded)
+        joined = "".join(ids)
+        if joined.isascii():  # NOTE: the common case: one encode, a byte per character
+            lengths = [len(i) for i in ids]
+            data = joined.encode("ascii")
+        else:
+            encoded = [i.encode("utf-8", "surrogatepass") for i in ids]
+            lengths = [len(e) for e in encoded]
+            data = b"".join(encoded)
+        ends = np.cumsum(lengths, dtype=np.int64) + len(self._ids)
+        self._ids += data
         self._id_ends.frombytes(ends.tobytes())
         self._file_no.extend([self._files.setdefault(path, len(self._files))] * len(ids))
         self._lines.extend(lines)
