@@ -1,6 +1,7 @@
 """Measure the eval side of a scan: building the eval index, and probing it with corpus n-grams.
 
     python scripts/bench_index.py DATA [--corpus-mb 100] [--rounds 3] [--ahead 0,32,64,128,256]
+                                       [--splits 10/26,20/20]
 
 DATA is a directory written by ``scripts/bench_scan.py`` (``eval.jsonl`` and ``corpus/``; the
 script prints where it put it, e.g. ``/tmp/contam-bench-1000mb-n100000-s1234``). Prints:
@@ -11,7 +12,9 @@ script prints where it put it, e.g. ``/tmp/contam-bench-1000mb-n100000-s1234``).
 * the probe (``EvalIndex.lookup`` with the compiled kernels) over the first ``--corpus-mb`` of
   the corpus, with each prefetch distance of ``--ahead`` (0: none; the one scans use is always
   among them, marked), alternating per chunk, each probe right after the chunk is tokenized (as
-  in a scan, so the caches hold the tokenizer's data, not the filter's).
+  in a scan, so the caches hold the tokenizer's data, not the filter's);
+* with ``--splits``: the index's sort alone, the index built again with each pair of bucket
+  bits (its first scatter's, and both splits' together), alternating.
 
 Needs the ``fast`` extra (numba). Times are wall seconds of this process; compare the two probe
 rows of one run, not numbers across runs (the machine is shared).
@@ -24,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from contam_cli.engine import eval_index
 from contam_cli.engine.accel import index_kernels as kernels
 from contam_cli.engine.bloom import bloom_test
 from contam_cli.features.scan import ScanOptions, index_eval
@@ -47,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus-mb", type=float, default=100.0, help="corpus MB to probe with")
     ap.add_argument("--rounds", type=int, default=3, help="passes over that corpus")
     ap.add_argument("--ahead", default="0,32,64,128,256", help="prefetch distances to time")
+    ap.add_argument(
+        "--splits",
+        default="",
+        help="also build the index again with each FIRST/ALL pair of its sort's bucket bits "
+        "(eval_index.COARSE_BITS/SPLIT_BITS; 20/20: one scatter into 2**20 buckets, the sort "
+        "before 10/26), --rounds times each, alternating, and time the sort alone",
+    )
     a = ap.parse_args(argv)
     bare = _rss_mb()["VmRSS"]
     t0 = time.perf_counter()
@@ -107,7 +118,39 @@ def main(argv: list[str] | None = None) -> int:
             f"probe, prefetch {ahead:>3}: {seconds:.2f} s for {a.rounds} x {mb:.0f} MB, "
             f"{seconds / max(total, 1) * 1e9:.1f} ns per n-gram{mark}"
         )
+    if a.splits:
+        del index
+        _time_splits(a.data / "eval.jsonl", opts, tk, a.splits, a.rounds)
     return 0
+
+
+def _time_splits(
+    eval_path: Path, opts: ScanOptions, tk: Tokenizer, splits: str, rounds: int
+) -> None:
+    pairs = [tuple(int(b) for b in x.split("/")) for x in splits.split(",")]
+    spent: dict[tuple[int, ...], list[float]] = {p: [] for p in pairs}
+    real = eval_index._sort_compiled
+    saved = eval_index.COARSE_BITS, eval_index.SPLIT_BITS
+    try:
+        for _ in range(rounds):
+            for pair in pairs:
+                eval_index.COARSE_BITS, eval_index.SPLIT_BITS = pair
+
+                def timed(*args: object, pair: tuple[int, ...] = pair) -> object:
+                    t0 = time.perf_counter()
+                    try:
+                        return real(*args)  # type: ignore[arg-type]
+                    finally:
+                        spent[pair].append(time.perf_counter() - t0)
+
+                eval_index._sort_compiled = timed  # type: ignore[assignment]
+                index_eval(eval_path, opts, tk)
+    finally:
+        eval_index._sort_compiled = real
+        eval_index.COARSE_BITS, eval_index.SPLIT_BITS = saved
+    for (first, split), times in spent.items():
+        shown = ", ".join(f"{t:.2f}" for t in times)
+        print(f"sort, buckets of {first} then {split} bits: {min(times):.2f} s best ({shown})")
 
 
 if __name__ == "__main__":

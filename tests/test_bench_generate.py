@@ -247,9 +247,12 @@ def test_bench_index_runs_on_generated_data(
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main([str(runs[0]), "--corpus-mb", "0.2", "--rounds", "1"]) == 0
+    args = [str(runs[0]), "--corpus-mb", "0.2", "--rounds", "1", "--splits", "1/26,20/20"]
+    assert module.main(args) == 0
     out = capsys.readouterr().out
     assert "60 examples" in out and "pass" in out and "(the scan's)" in out
+    assert "buckets of 1 then 26 bits" in out and "buckets of 20 then 20 bits" in out
+    assert (module.eval_index.COARSE_BITS, module.eval_index.SPLIT_BITS) == (10, 26)
 
 
 def _script(name: str, *args: str) -> str:
