@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from contam_cli.engine import eval_index
+from contam_cli.engine import occurrence_sort
 from contam_cli.engine.accel import index_kernels as kernels
 from contam_cli.engine.bloom import bloom_test
 from contam_cli.features.scan import ScanOptions, index_eval
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         "--splits",
         default="",
         help="also build the index again with each FIRST/ALL pair of its sort's bucket bits "
-        "(eval_index.COARSE_BITS/SPLIT_BITS; 20/20: one scatter into 2**20 buckets, the sort "
+        "(occurrence_sort.COARSE_BITS/SPLIT_BITS; 20/20: one scatter into 2**20 buckets, the sort "
         "before 10/26), --rounds times each, alternating, and time the sort alone",
     )
     a = ap.parse_args(argv)
@@ -129,12 +129,12 @@ def _time_splits(
 ) -> None:
     pairs = [tuple(int(b) for b in x.split("/")) for x in splits.split(",")]
     spent: dict[tuple[int, ...], list[float]] = {p: [] for p in pairs}
-    real = eval_index._sort_compiled
-    saved = eval_index.COARSE_BITS, eval_index.SPLIT_BITS
+    real = occurrence_sort.sort_compiled
+    saved = occurrence_sort.COARSE_BITS, occurrence_sort.SPLIT_BITS
     try:
         for _ in range(rounds):
             for pair in pairs:
-                eval_index.COARSE_BITS, eval_index.SPLIT_BITS = pair
+                occurrence_sort.COARSE_BITS, occurrence_sort.SPLIT_BITS = pair
 
                 def timed(*args: object, pair: tuple[int, ...] = pair) -> object:
                     t0 = time.perf_counter()
@@ -143,11 +143,11 @@ def _time_splits(
                     finally:
                         spent[pair].append(time.perf_counter() - t0)
 
-                eval_index._sort_compiled = timed  # type: ignore[assignment]
+                occurrence_sort.sort_compiled = timed  # type: ignore[assignment]
                 index_eval(eval_path, opts, tk)
     finally:
-        eval_index._sort_compiled = real
-        eval_index.COARSE_BITS, eval_index.SPLIT_BITS = saved
+        occurrence_sort.sort_compiled = real
+        occurrence_sort.COARSE_BITS, occurrence_sort.SPLIT_BITS = saved
     for (first, split), times in spent.items():
         shown = ", ".join(f"{t:.2f}" for t in times)
         print(f"sort, buckets of {first} then {split} bits: {min(times):.2f} s best ({shown})")

@@ -252,7 +252,7 @@ def test_bench_index_runs_on_generated_data(
     out = capsys.readouterr().out
     assert "60 examples" in out and "pass" in out and "(the scan's)" in out
     assert "buckets of 1 then 26 bits" in out and "buckets of 20 then 20 bits" in out
-    assert (module.eval_index.COARSE_BITS, module.eval_index.SPLIT_BITS) == (10, 26)
+    assert (module.occurrence_sort.COARSE_BITS, module.occurrence_sort.SPLIT_BITS) == (10, 26)
 
 
 def _script(name: str, *args: str) -> str:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli.engine import eval_index
+from contam_cli.engine import occurrence_sort
 from contam_cli.engine.accel import index_kernels as kernels
 from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
 from contam_cli.engine.eval_index import EvalIndex, build_eval_index
@@ -64,12 +64,12 @@ def test_index_equals_definition(accel: bool, texts: list[str], n: int) -> None:
 
 
 @pytest.mark.skipif(kernels() is None, reason="no numba")
-@pytest.mark.parametrize("coarse", [eval_index.COARSE_BITS, 2, 1])
+@pytest.mark.parametrize("coarse", [occurrence_sort.COARSE_BITS, 2, 1])
 def test_both_build_paths_give_identical_arrays(
     coarse: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # NOTE: a first split of 2 bits (or 1): every bucket is split again, the path of large sets.
-    monkeypatch.setattr(eval_index, "COARSE_BITS", coarse)
+    monkeypatch.setattr(occurrence_sort, "COARSE_BITS", coarse)
     texts = [f"the boiler plate w{i % 97} w{i % 13} and w{i % 7} " * 3 for i in range(3000)]
     a = build_eval_index(texts, 3, tokenizer=Tokenizer(accel=False))
     b = build_eval_index(texts, 3, tokenizer=Tokenizer(accel=True))
@@ -83,12 +83,12 @@ def test_both_build_paths_give_identical_arrays(
 @settings(max_examples=40, deadline=None)
 @given(texts=TEXTS, n=st.integers(1, 4), coarse=st.integers(1, 3))
 def test_split_buckets_index_equals_definition(texts: list[str], n: int, coarse: int) -> None:
-    saved = eval_index.COARSE_BITS
-    eval_index.COARSE_BITS = coarse
+    saved = occurrence_sort.COARSE_BITS
+    occurrence_sort.COARSE_BITS = coarse
     try:
         index = build_eval_index(iter(texts), n, tokenizer=Tokenizer(accel=True))
     finally:
-        eval_index.COARSE_BITS = saved
+        occurrence_sort.COARSE_BITS = saved
     _check(index, texts, n)
 
 

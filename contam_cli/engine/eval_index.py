@@ -26,9 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from contam_cli.engine import occurrence_sort
 from contam_cli.engine.accel import index_kernels
 from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
 from contam_cli.engine.occurrence_runs import compact, counts, from_counts, ranges
+from contam_cli.engine.occurrence_sort import cat, ptr_dtype
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
 from contam_cli.text.fingerprint import content_digests
 
@@ -203,7 +205,7 @@ def build_eval_index(
         raise ValueError("n must be >= 1")
     tk = tokenizer or Tokenizer(norm)
     n_tokens: list[np.ndarray] = []
-    parts: Parts = []
+    parts: occurrence_sort.Parts = []
     spool: list[Any] = []
     digests: list[bytes] = []
     first = 0
@@ -219,15 +221,15 @@ def build_eval_index(
         parts.append((_spooled(grams, spool), per_doc, first))
         first += len(batch)
     spool.clear()
-    n_tok = _cat(n_tokens, np.int64)
+    n_tok = cat(n_tokens, np.int64)
     # NOTE: `parts` is handed over and emptied as it is used, so that no caller variable keeps
     # the unsorted arrays alive while the sorted ones are built.
     total = np.zeros(len(n_tok), dtype=np.int64)
     k = index_kernels() if tk.kernels is not None else None
     if k is not None:
-        grams, ex, pos, ptr, occ_first = _sort_compiled(parts, k, total)
+        grams, ex, pos, ptr, occ_first = occurrence_sort.sort_compiled(parts, k, total)
     else:
-        grams, ex, pos, ptr, occ_first = _sort_numpy(parts, total)
+        grams, ex, pos, ptr, occ_first = occurrence_sort.sort_numpy(parts, total)
     multi, extra = compact(ptr)
     del ptr
     words_log2 = bloom_log2(len(grams))
@@ -247,97 +249,6 @@ def build_eval_index(
         digests=digests,
         **_directory(grams, k),
     )
-
-
-Parts = list[tuple[np.ndarray, np.ndarray, int]]
-"""Per batch: its n-gram hashes, the count per document, and the batch's first example."""
-Sorted = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-
-
-def _sort_numpy(parts: Parts, total: np.ndarray) -> Sorted:
-    """(distinct grams, occ_ex, occ_pos, occurrence offsets, occ_first), occurrences in (gram,
-    example, position) order (the parts come in example order and the sort is stable); adds
-    each example's distinct grams to `total`."""
-    grams = _cat([g for g, _, _ in parts], np.uint64)
-    per_doc = _cat([c for _, c, _ in parts], np.int64)
-    parts.clear()
-    ex = np.repeat(np.arange(len(per_doc), dtype=np.int32), per_doc)
-    pos = (np.arange(len(grams)) - np.repeat(np.cumsum(per_doc) - per_doc, per_doc)).astype(
-        _pos_dtype(int(per_doc.max(initial=0)))
-    )
-    order = np.argsort(grams, kind="stable")
-    grams.sort()  # NOTE: in place, equal to grams[order] without a second copy
-    ex = ex[order]
-    pos = pos[order]
-    del order
-    new = np.empty(len(grams), dtype=bool)
-    new[:1] = True
-    np.not_equal(grams[1:], grams[:-1], out=new[1:])
-    occ_first = new.copy()
-    occ_first[1:] |= ex[1:] != ex[:-1]
-    total += np.bincount(ex[occ_first], minlength=len(total))
-    starts = np.flatnonzero(new)
-    uniq = grams[starts]
-    ptr: np.ndarray = np.append(starts, len(grams)).astype(_ptr_dtype(len(grams)))
-    return uniq, ex, pos, ptr, occ_first
-
-
-#: Bits of the first split of :func:`_sort_compiled` at most (its buckets' write positions fit
-#: the caches), and of both splits together (about four grams per final bucket, at most).
-COARSE_BITS = 10
-SPLIT_BITS = 26
-
-
-def _sort_compiled(parts: Parts, k: Any, total: np.ndarray) -> Sorted:
-    """What :func:`_sort_numpy` returns, by a counting sort on the top bits (one scatter of
-    every part into its bucket, freeing the part; then, for a large eval set, each bucket
-    split again by the next bits, a scatter within the bucket) and a stable sort inside each
-    small bucket: no argsort, no permutation arrays, no sorted copy of the whole.
-
-    NOTE: one scatter into 2**20 buckets writes far apart: the sort of a 1,000,000-example
-    build took 4.55 s so, and 3.47 with 2**10 buckets split again; 0.21 and 0.17 s with 100,000
-    (``scripts/bench_index.py DATA --splits 10/26,20/20``, best of two and of three)."""
-    size = sum(len(g) for g, _, _ in parts)
-    split = int(min(SPLIT_BITS, max(4, np.ceil(np.log2(max(1, size) / 4)))))
-    log2 = min(split, max(1, COARSE_BITS))
-    shift = 64 - log2
-    idx = _ptr_dtype(size)
-    counts: np.ndarray = np.zeros(1 << log2, dtype=idx)
-    for g, _, _ in parts:
-        k.bucket_counts(g, shift, counts)
-    bounds: np.ndarray = np.zeros(len(counts) + 1, dtype=idx)
-    np.cumsum(counts, out=bounds[1:])
-    del counts
-    fill = bounds[:-1].copy()
-    grams = np.empty(size, dtype=np.uint64)
-    ex = np.empty(size, dtype=np.int32)
-    most = max((int(c.max(initial=0)) for _, c, _ in parts), default=0)
-    pos: np.ndarray = np.empty(size, dtype=_pos_dtype(most))
-    while parts:
-        g, per_doc, first = parts.pop(0)
-        k.bucket_scatter(g, per_doc, first, shift, fill, grams, ex, pos)
-        del g, per_doc
-    del fill
-    if split > log2:
-        most_in = int(np.diff(bounds).max(initial=0))
-        temps = (
-            np.empty(most_in, grams.dtype),
-            np.empty(most_in, ex.dtype),
-            np.empty(most_in, pos.dtype),
-        )
-        k.refine_buckets(bounds, grams, ex, pos, shift - (split - log2), split - log2, *temps)
-        del temps
-    else:
-        k.sort_buckets(bounds, grams, ex, pos)
-    del bounds
-    ptr: np.ndarray = np.empty(size + 1, dtype=idx)
-    occ_first = np.empty(size, dtype=bool)
-    m = int(k.dedup(grams, ex, ptr, occ_first, total))
-    # NOTE: eval n-grams are nearly all distinct, so views of the compacted arrays waste little;
-    # copy only when duplicates freed a good share.
-    if m < 0.75 * size:
-        return grams[:m].copy(), ex, pos, ptr[: m + 1].copy(), occ_first
-    return grams[:m], ex, pos, ptr[: m + 1], occ_first
 
 
 #: Grams per spool block: 32 MB, above the allocator's threshold for separate mappings.
@@ -362,15 +273,6 @@ def _spooled(grams: np.ndarray, spool: list[Any]) -> np.ndarray:
     return view
 
 
-def _pos_dtype(most: int) -> type:
-    """Positions fit 16 bits unless an example has more than 65,536 n-grams."""
-    return np.uint16 if most <= 1 << 16 else np.int32
-
-
-def _ptr_dtype(total: int) -> type:
-    return np.int32 if total < 2**31 else np.int64
-
-
 def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
     """`texts` in lists of about _BATCH_BYTES of text (at least one list, maybe empty)."""
     batch: list[str] = []
@@ -386,15 +288,11 @@ def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
         yield batch
 
 
-def _cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
-
-
 def _directory(sorted_grams: np.ndarray, kernels: Any = None) -> dict[str, Any]:
     """A radix directory over sorted grams: about 16 grams (two cache lines) per bucket (NOTE:
     few probes pass the Bloom filter; 3 bytes a gram fewer, 50 MB for a million examples)."""
     dir_log2 = int(min(26, max(4, np.ceil(np.log2(max(1, len(sorted_grams)) / 16)))))
-    directory: np.ndarray = np.zeros((1 << dir_log2) + 1, dtype=_ptr_dtype(len(sorted_grams)))
+    directory: np.ndarray = np.zeros((1 << dir_log2) + 1, dtype=ptr_dtype(len(sorted_grams)))
     if kernels is not None:
         kernels.directory_fill(sorted_grams, 64 - dir_log2, directory)
     else:
