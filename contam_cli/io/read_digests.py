@@ -62,7 +62,9 @@ class ReadDigests:
     :meth:`start` has run (see the module)."""
 
     def __init__(self, paths: list[Path]) -> None:
-        self._digests = {os.path.realpath(p): _Digest(p) for p in paths}
+        self._paths = {p: os.path.realpath(p) for p in paths}
+        # NOTE: one digest per file, however many of `paths` name it
+        self._digests = {real: _Digest(p) for p, real in self._paths.items()}
         self._queue: queue.Queue[tuple[_Digest, Any] | None] = queue.Queue(_QUEUED)
         self._thread: threading.Thread | None = None
         self._token: Token[ReadDigests | None] | None = None
@@ -91,11 +93,11 @@ class ReadDigests:
     def results(self) -> dict[Path, str]:
         """Every path's hex digest; what the readers left unread is read here."""
         self._stop()
-        out = {}
-        for digest in self._digests.values():
+        done = {}
+        for real, digest in self._digests.items():
             _finish(digest)
-            out[digest.path] = digest.hash.hexdigest()
-        return out
+            done[real] = digest.hash.hexdigest()
+        return {p: done[real] for p, real in self._paths.items()}
 
     def close(self) -> None:
         """Stop hashing (a failed or interrupted scan): nothing is fed any more."""

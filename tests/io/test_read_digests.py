@@ -123,3 +123,19 @@ def test_files_not_hashed_open_as_they_are(tmp_path: Path) -> None:
         digests.close()
     with open_raw(hashed) as fh:
         assert not isinstance(fh, read_digests._Tee)
+
+
+def test_a_file_named_twice_has_its_digest_under_both_names(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(_rows(0))
+    (tmp_path / "link.jsonl").symlink_to(path)
+    names = [path, tmp_path / "link.jsonl"]
+    digests = ReadDigests(names)
+    digests.start()
+    try:
+        with open_raw(names[1]) as fh:
+            fh.read()
+        got = digests.results()
+    finally:
+        digests.close()
+    assert got == dict.fromkeys(names, hashlib.sha256(path.read_bytes()).hexdigest())
