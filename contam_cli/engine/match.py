@@ -185,7 +185,7 @@ def run_starts(
     if keyed and float(np.prod(spans, dtype=np.float64)) < 2.0**62:
         # NOTE: the four as one int64 key (unique: no two places share all four), sorted once;
         # a run is then a run of consecutive keys (i's span leaves one value unused above the
-        # largest, so i + 1 never carries into the diagonal). A quarter faster than lexsort.
+        # largest, so i + 1 never carries into the diagonal).
         key = ((e * spans[1] + d) * spans[2] + (diag - low)) * spans[3] + i
         o = np.argsort(key)
         key = key[o]

@@ -49,8 +49,8 @@ def iter_eval_columns(
     NOTE: a JSONL file under the default spec is read without a Record per line: a line that
     parses to an object with a string "id" and "text" goes straight into the columns, and any
     other line (the first, blank ones, ``\\r\\n`` ends, other shapes, errors) through the record
-    reader. For the other files this is iter_eval batched. A large eval set is read about twice
-    as fast (``tests/io/test_eval_columns.py`` holds the two equal).
+    reader. For the other files this is iter_eval batched. ``tests/io/test_eval_columns.py``
+    holds the two equal.
     """
     sources = _sources(paths, "eval", spec, include, exclude)
     _refuse_repeats(sources)
