@@ -182,7 +182,7 @@ def _line_at(fh: FileIO, start: int) -> bytes:
     """The line starting at byte `start`, without its newline."""
     fh.seek(start)
     parts = []
-    size = 1 << 12  # NOTE: most lines are short; reading 64 KiB for each cost more than the rest
+    size = 1 << 12  # NOTE: most lines are short: 4 KiB first, more only for a long one
     while piece := fh.read(size):
         cut = piece.find(b"\n")
         if cut >= 0:
