@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from contam_cli.engine.accumulator import Accumulator
@@ -136,4 +136,4 @@ def fill_evidence_lines(acc: Accumulator) -> None:
         for key, ev in list(evidence.items()):
             if ev.line_base is not None and ev.line is not None:
                 line = ev.line + lines_before[ev.line_base]
-                evidence[key] = ev.at_line(line)
+                evidence[key] = replace(ev, line=line, line_base=None)

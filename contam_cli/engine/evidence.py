@@ -43,24 +43,6 @@ class Evidence:
     """Set while `line` counts from the first line of the byte range of `path` that starts at
     this offset (a shard of a large file); the scan makes it a file line when all shards are in."""
 
-    def at_line(self, line: int) -> Evidence:
-        """This evidence at file line `line`, no longer counted from a range's first line
-        (``dataclasses.replace`` costs several times more, once per example of a large scan)."""
-        return Evidence(
-            self.source,
-            self.path,
-            line,
-            self.record,
-            self.doc_id,
-            self.byte_offset,
-            self.char_start,
-            self.char_end,
-            self.doc_token,
-            self.eval_token,
-            self.length,
-            self.text,
-        )
-
 
 class RunOffsets:
     """Character offsets of runs in their documents, from the words the tokenizer found.

@@ -17,13 +17,12 @@ import numpy as np
 
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import InputError
-from contam_cli.io.discover import iter_files
 from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import as_record, classify
 from contam_cli.io.lines import decode_line, line_span, parse_line
 from contam_cli.io.model import Locator
 from contam_cli.io.output import split_compression
-from contam_cli.io.readers import iter_eval
+from contam_cli.io.readers import eval_sources, iter_eval
 from contam_cli.io.source import FileSource
 from contam_cli.report import Report
 
@@ -126,17 +125,12 @@ def pick_by_line(
 
 def _line_sources(paths: list[Path], opts: ScanOptions) -> dict[str, tuple[FileSource, str]]:
     """The eval files read line by line, as the eval reader names them (see iter_eval)."""
-    found = [
-        (f, f.relative_to(path).as_posix() if path.is_dir() else f.name)
-        for path in paths
-        for f in iter_files(path, opts.include, opts.exclude)
-    ]
-    qualify = len(found) > 1
     out: dict[str, tuple[FileSource, str]] = {}
-    for f, name in found:
-        fmt = format_of(f.name)
-        if fmt in ("jsonl", "txt") and not split_compression(f.name)[1]:
-            out[str(f)] = (FileSource(str(f), "eval", opts.eval_spec, name, qualify), fmt)
+    for src in eval_sources(paths, opts.eval_spec, opts.include, opts.exclude):
+        name = Path(src.path).name
+        fmt = format_of(name)
+        if fmt in ("jsonl", "txt") and not split_compression(name)[1]:
+            out[src.path] = (src, fmt)
     return out
 
 

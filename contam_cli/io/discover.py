@@ -10,6 +10,7 @@ from pathlib import Path
 
 from contam_cli.errors import InputError
 from contam_cli.io.formats import StrPath, format_of
+from contam_cli.io.read_digests import hash_rest
 from contam_cli.io.remote import RemoteFile, is_url, list_objects
 
 __all__ = ["check_regular", "iter_files", "list_files", "sha256_file"]
@@ -156,10 +157,6 @@ def sha256_file(path: StrPath) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    # NOTE: into one buffer, not a new 1 MiB bytes object (and its allocation) per read.
-    buf = bytearray(1 << 20)
-    view = memoryview(buf)
     with open(path, "rb", buffering=0) as fh:
-        while n := fh.readinto(buf):
-            digest.update(view[:n])
+        hash_rest(digest, fh)
     return digest.hexdigest()

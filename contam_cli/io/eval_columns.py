@@ -18,7 +18,7 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary
 from contam_cli.io.lines import BIG_LINE, iter_lines
 from contam_cli.io.model import Locator, ReadNotes, Record
-from contam_cli.io.readers import _line_record, _read_file, _refuse_repeats, _sources
+from contam_cli.io.readers import _line_record, _read_file, eval_sources
 from contam_cli.io.source import FileSource
 
 __all__ = ["EvalColumns", "iter_eval_columns"]
@@ -52,14 +52,11 @@ def iter_eval_columns(
     reader. For the other files this is iter_eval batched. ``tests/io/test_eval_columns.py``
     holds the two equal.
     """
-    sources = _sources(paths, "eval", spec, include, exclude)
-    _refuse_repeats(sources)
-    qualify = len(sources) > 1
+    sources = eval_sources(paths, spec, include, exclude, notes)
     seen: dict[str, int] = {}
     # NOTE: where each id was first seen (file, line, record), as columns: see iter_eval
     where = (array("i"), array("q"), array("q"))
     for f, src in enumerate(sources):
-        src = FileSource(src.path, "eval", spec, src.name, qualify, notes)
         for batch in _file_columns(src, size):
             ids, texts, lines, ordinals = batch
             if not seen.keys().isdisjoint(ids) or len(set(ids)) != len(ids):

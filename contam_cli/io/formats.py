@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, Literal, cast
 from contam_cli.errors import InputError
 from contam_cli.io.model import StrPath
 from contam_cli.io.output import split_compression
-from contam_cli.io.read_digests import hashing, tee
+from contam_cli.io.read_digests import tee
 from contam_cli.io.remote import RemoteFile, is_url, open_object
 from contam_cli.io.zstd import ZstdReader
 
@@ -157,8 +157,6 @@ def open_binary(path: StrPath | RemoteFile) -> BinaryIO:
         return _remote_binary(path)
     p = Path(path)
     compression = split_compression(p.name)[1]
-    if compression == ".gz" and not hashing(p):
-        return cast(BinaryIO, gzip.open(p, "rb"))
     raw = tee(p, open(p, "rb"))  # noqa: SIM115 - closed by the reader
     try:
         if compression == ".gz":

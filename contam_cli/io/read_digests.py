@@ -23,7 +23,7 @@ from contextvars import ContextVar, Token
 from pathlib import Path
 from typing import Any, BinaryIO
 
-__all__ = ["ReadDigests", "hashing", "tee"]
+__all__ = ["ReadDigests", "hash_rest", "tee"]
 
 _ACTIVE: ContextVar[ReadDigests | None] = ContextVar("contam_read_digests", default=None)
 
@@ -39,12 +39,6 @@ def tee(path: str | os.PathLike[str], raw: BinaryIO) -> BinaryIO:
     if active is None or digest is None:
         return raw
     return _Tee(raw, digest, active)  # type: ignore[return-value]
-
-
-def hashing(path: str | os.PathLike[str]) -> bool:
-    """Whether :func:`tee` would wrap a file at `path`."""
-    active = _ACTIVE.get()
-    return active is not None and active.digest_of(path) is not None
 
 
 class _Digest:
@@ -118,15 +112,23 @@ class ReadDigests:
             digest.hash.update(piece)
 
 
-def _finish(digest: _Digest) -> None:
-    """Read the digest's file on from where the readers left it, to its end."""
+def hash_rest(digest: Any, fh: BinaryIO) -> int:
+    """Feed `digest` (a hashlib object) the rest of binary file `fh`; the bytes fed."""
+    # NOTE: into one buffer, not a new 1 MiB bytes object (and its allocation) per read.
     buf = bytearray(1 << 20)
     view = memoryview(buf)
+    done = 0
+    while n := fh.readinto(buf):  # type: ignore[attr-defined]
+        digest.update(view[:n])
+        done += n
+    return done
+
+
+def _finish(digest: _Digest) -> None:
+    """Read the digest's file on from where the readers left it, to its end."""
     with open(digest.path, "rb", buffering=0) as fh:
         fh.seek(digest.fed)
-        while n := fh.readinto(buf):
-            digest.hash.update(view[:n])
-            digest.fed += n
+        digest.fed += hash_rest(digest.hash, fh)
 
 
 class _Tee(io.RawIOBase):

@@ -221,15 +221,13 @@ def iter_eval(
     A file named twice (the same file through two paths) is refused. `notes` receives what was
     replaced while reading (lone surrogate escapes).
     """
-    sources = _sources(paths, "eval", spec, include, exclude)
-    _refuse_repeats(sources)
-    qualify = len(sources) > 1
+    sources = eval_sources(paths, spec, include, exclude, notes)
     # NOTE: where each id was first seen, as columns (file, line, record; -1: none), not one
     # Locator per record: a million ids would otherwise hold ~300 MB until the read ends.
     seen: dict[str, int] = {}
     where = array("q")
     for f, src in enumerate(sources):
-        for record in _read_file(FileSource(src.path, "eval", spec, src.name, qualify, notes)):
+        for record in _read_file(src):
             loc = record.locator
             k = seen.setdefault(record.id, len(seen))
             if k * 3 < len(where):
@@ -240,6 +238,21 @@ def iter_eval(
             line, ordinal = loc.line, loc.record
             where.extend((f, -1 if line is None else line, -1 if ordinal is None else ordinal))
             yield record
+
+
+def eval_sources(
+    paths: Sequence[StrPath],
+    spec: TextSpec = TextSpec(),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    notes: ReadNotes | None = None,
+) -> list[FileSource]:
+    """The eval files of `paths` as the eval reader reads them: a file named twice refused, and
+    ids qualified by the file's name when there are several files."""
+    sources = _sources(paths, "eval", spec, include, exclude)
+    _refuse_repeats(sources)
+    qualify = len(sources) > 1
+    return [FileSource(s.path, "eval", spec, s.name, qualify, notes) for s in sources]
 
 
 def _located(sources: list[FileSource], where: array[int], k: int) -> Locator:

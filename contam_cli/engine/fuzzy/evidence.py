@@ -10,7 +10,7 @@ original with the matched words highlighted.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -63,10 +63,6 @@ class FuzzyEvidence:
     """int64 (k, 2): character offsets in the document of each matched document token."""
     line_base: tuple[str, int] | None = None
     """As in Evidence: `line` counts from a byte range's first line until the scan fixes it."""
-
-    def at_line(self, line: int) -> FuzzyEvidence:
-        """This evidence at file line `line` (as :meth:`Evidence.at_line`)."""
-        return replace(self, line=line, line_base=None)
 
 
 @dataclass
