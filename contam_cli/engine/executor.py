@@ -255,14 +255,21 @@ def _in_order(
 
 def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop every worker now (an error or Ctrl-C in the parent): nothing more runs."""
-    # NOTE: shutdown() forgets the worker processes, so take them first.
+    # NOTE: shutdown() forgets the worker processes and the pool's manager thread, so take them
+    # first.
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():
             proc.terminate()
     for proc in procs:
         proc.join(timeout=5)
+    # NOTE: the manager thread closes its wake-up pipe as it ends; left running, it could close
+    # it while the interpreter's exit hook writes to it (Python 3.11: "Bad file descriptor",
+    # with a traceback, after contam's one line).
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def resolve_jobs(jobs: int) -> int:

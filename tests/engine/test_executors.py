@@ -93,6 +93,17 @@ def _divide(context: int, x: int) -> float:
     return context / x
 
 
+def test_a_stopped_pool_leaves_no_thread_running() -> None:
+    # NOTE: a pool's manager thread left running closes its wake-up pipe whenever it ends: at
+    # the interpreter's exit that raced Python's own hook, which wrote to it (a traceback after
+    # contam's one line on SIGTERM).
+    before = set(threading.enumerate())
+    with pytest.raises(ZeroDivisionError):
+        list(LocalProcesses(2).map(_divide, 1, [1, 2, 0, 4, 5, 6]))
+    left = [t for t in set(threading.enumerate()) - before if t.is_alive()]
+    assert left == []
+
+
 @pytest.mark.skipif(start_method() != "fork", reason="workers are spawned here, not forked")
 def test_nothing_forks_while_another_thread_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
