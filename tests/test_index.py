@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +11,7 @@ from hypothesis import strategies as st
 
 from contam_cli.engine import occurrence_sort
 from contam_cli.engine.accel import index_kernels as kernels
-from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
+from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words, probed_zeros
 from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.text import Tokenizer, ngram_hashes
 
@@ -133,6 +135,20 @@ def test_bloom_has_no_false_negatives(values: list[int]) -> None:
     assert bloom_test(words, log2, grams).all()
     if kernels() is not None:
         assert np.array_equal(bloom_words(grams, log2, kernels()), words)
+
+
+@pytest.mark.parametrize(
+    "n, dtype", [(10, np.uint64), (1 << 21, np.uint64), ((1 << 22) + 1, np.int32)]
+)
+def test_probed_arrays_are_plain_zeros(n: int, dtype: type) -> None:
+    # NOTE: 8 MB and more take the huge-page mapping (on Linux): still zeros, writable, and
+    # pickled (to a spawned worker) as any array.
+    a = probed_zeros(n, dtype)
+    assert a.shape == (n,) and a.dtype == dtype and a.flags.writeable and a.flags.c_contiguous
+    assert not a.any()
+    a[::4097] = 7
+    b = pickle.loads(pickle.dumps(a))
+    assert np.array_equal(a, b) and int(b.sum()) == 7 * len(range(0, n, 4097))
 
 
 @pytest.mark.skipif(kernels() is None, reason="no numba")
