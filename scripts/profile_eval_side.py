@@ -42,10 +42,10 @@ from contam_cli.engine.corpus_pass import run_corpus  # noqa: E402
 from contam_cli.engine.executor import make_executor  # noqa: E402
 from contam_cli.engine.options import ScanOptions  # noqa: E402
 from contam_cli.engine.shards import plan_shards  # noqa: E402
-from contam_cli.features.eval_side import index_eval  # noqa: E402
+from contam_cli.features.eval_side import index_eval_refs  # noqa: E402
 from contam_cli.features.eval_texts import attach_eval_texts  # noqa: E402
 from contam_cli.features.ngram_report import ngram_report  # noqa: E402
-from contam_cli.features.scan import describe_sources, resolve_sources  # noqa: E402
+from contam_cli.features.scan import _trim_heap, describe_sources, resolve_sources  # noqa: E402
 from contam_cli.policy import FlagPolicy  # noqa: E402
 from contam_cli.report import save_report  # noqa: E402
 from contam_cli.text import Tokenizer  # noqa: E402
@@ -114,8 +114,9 @@ def profile(args: argparse.Namespace) -> str:
     ev = str(args.eval)
     records, eval_inputs, index = ph.run(
         "eval side: read, index" + (" (--eval-cache)" if args.eval_cache else ""),
-        lambda: index_eval(ev, opts, tk),
+        lambda: index_eval_refs(ev, opts, tk),  # NOTE: as a scan: the records as columns
     )
+    _trim_heap()
     n_shards = sum(len(plan_shards(s, src)) for s, src in enumerate(sources))
     executor = make_executor(opts.jobs, n_shards)
     acc = ph.run("corpus pass", lambda: run_corpus(index, sources, opts, executor))
