@@ -27,12 +27,18 @@ import sys
 import time
 from pathlib import Path
 
-from contam_cli.engine import occurrence_sort
-from contam_cli.engine.accel import index_kernels as kernels
-from contam_cli.engine.bloom import bloom_test
-from contam_cli.features.scan import ScanOptions, index_eval
-from contam_cli.io import iter_files, iter_text_batches
-from contam_cli.text import Tokenizer
+# NOTE: as the command line sets the process up, before numpy is imported.
+from contam_cli.entry import no_huge_pages
+
+no_huge_pages()
+
+from contam_cli.engine import occurrence_sort  # noqa: E402
+from contam_cli.engine.accel import index_kernels as kernels  # noqa: E402
+from contam_cli.engine.bloom import bloom_test  # noqa: E402
+from contam_cli.features.eval_side import index_eval_refs  # noqa: E402
+from contam_cli.features.scan import ScanOptions  # noqa: E402
+from contam_cli.io import iter_files, iter_text_batches  # noqa: E402
+from contam_cli.text import Tokenizer  # noqa: E402
 
 
 def _rss_mb() -> dict[str, float]:
@@ -71,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     loaded = time.perf_counter() - t0
     before = _rss_mb()["VmRSS"]
     t0 = time.perf_counter()
-    _, _, index = index_eval(a.data / "eval.jsonl", opts, tk)
+    _, _, index = index_eval_refs(a.data / "eval.jsonl", opts, tk)
     built = time.perf_counter() - t0
     arrays = [index.grams, index.occ_multi, index.occ_extra, index.occ_ex, index.occ_pos]
     arrays += [index.occ_first_bits]
@@ -144,7 +150,7 @@ def _time_splits(
                         spent[pair].append(time.perf_counter() - t0)
 
                 occurrence_sort.sort_compiled = timed  # type: ignore[assignment]
-                index_eval(eval_path, opts, tk)
+                index_eval_refs(eval_path, opts, tk)
     finally:
         occurrence_sort.sort_compiled = real
         occurrence_sort.COARSE_BITS, occurrence_sort.SPLIT_BITS = saved

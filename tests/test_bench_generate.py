@@ -281,3 +281,13 @@ def test_timeline_scan_splits_the_pass_from_the_rest(runs: tuple[Path, Path]) ->
     assert "corpus pass starts:" in out and "corpus pass:" in out, out
     assert re.search(r"process \d+: \d+ shards", out) and "shard time, all processes:" in out
     assert "FLAGGED" not in out  # the command's own table is not mixed in
+
+
+def test_profile_eval_side_prints_each_phase_with_its_kernel_time(runs: tuple[Path, Path]) -> None:
+    data = runs[0]
+    out = _script("profile_eval_side.py", str(data / "eval.jsonl"), str(data / "corpus"))
+    assert "| phase | wall s | CPU s | of which kernel s |" in out, out
+    for phase in ("eval side: read, index", "corpus pass", "report: eval texts read again"):
+        row = next(line for line in out.splitlines() if line.startswith(f"| {phase} |"))
+        cpu, kernel = (float(x) for x in row.split("|")[3:5])
+        assert 0 <= kernel <= cpu + 0.01, row
