@@ -23,7 +23,7 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
-from contam_cli.features.corpus_hashes import CorpusHashes
+from contam_cli.features.corpus_hashes import corpus_hashes
 from contam_cli.features.eval_side import eval_warnings, index_eval, index_eval_refs, load_eval
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
@@ -164,7 +164,7 @@ def scan_corpus(
     # NOTE: first, so that a hashing process has the whole serial start to itself. Remote
     # objects are recorded by size and ETag: a sha256 would read them once more.
     local = [p for s in sources for p in s.paths if isinstance(p, Path)]
-    hashing = CorpusHashes(local if opts.hash_corpus else [], executor)
+    hashing = corpus_hashes(local if opts.hash_corpus else [], executor)
     try:
         opts = replace(opts, accel=_want_kernels(opts, sources))
         tk = Tokenizer(opts.norm, accel=opts.accel)

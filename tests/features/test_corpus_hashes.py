@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import orjson
@@ -13,7 +14,14 @@ import pytest
 from contam_cli.engine import shards
 from contam_cli.engine.executor import START_METHOD_ENV, InProcess, LocalProcesses, start_method
 from contam_cli.errors import InputError
-from contam_cli.features.corpus_hashes import CorpusHashes
+from contam_cli.features.corpus_hashes import (
+    ForkedHashing,
+    Hashing,
+    NoHashing,
+    ReadHashing,
+    ThreadHashing,
+    corpus_hashes,
+)
 from contam_cli.features.scan import scan
 
 forking = pytest.mark.skipif(start_method() != "fork", reason="workers are spawned here")
@@ -37,11 +45,12 @@ def _expected(paths: list[Path]) -> dict[Path, str]:
 @forking
 def test_forked_workers_get_a_hashing_process(tmp_path: Path) -> None:
     paths = _files(tmp_path)
-    hashes = CorpusHashes(paths, LocalProcesses(2))
+    hashes = corpus_hashes(paths, LocalProcesses(2))
     try:
-        assert hashes.proc is not None
+        assert isinstance(hashes, ForkedHashing) and hashes.proc is not None
+        threads = threading.active_count()
         hashes.start()  # the process hashes: no thread as well
-        assert hashes.pool is None
+        assert threading.active_count() == threads
         assert hashes.results() == _expected(paths)
     finally:
         hashes.close()
@@ -52,11 +61,12 @@ def test_in_process_hashes_what_it_reads_and_never_forks(tmp_path: Path) -> None
     paths = _files(tmp_path)
     forks: list[int] = []
     os.register_at_fork(before=lambda: forks.append(1))
-    hashes = CorpusHashes(paths, InProcess())
+    hashes = corpus_hashes(paths, InProcess())
     try:
-        assert hashes.proc is None and hashes.read is not None
+        assert isinstance(hashes, ReadHashing)
+        threads = threading.active_count()
         hashes.start()  # NOTE: reads hash already: no thread of its own as well
-        assert hashes.pool is None
+        assert threading.active_count() == threads
         assert hashes.results() == _expected(paths)  # nothing was read: all read here
     finally:
         hashes.close()
@@ -68,9 +78,9 @@ def test_spawned_workers_get_a_hashing_thread(
 ) -> None:
     monkeypatch.setenv(START_METHOD_ENV, "spawn")
     paths = _files(tmp_path)
-    hashes = CorpusHashes(paths, LocalProcesses(2))
+    hashes = corpus_hashes(paths, LocalProcesses(2))
     try:
-        assert hashes.proc is None and hashes.read is None
+        assert isinstance(hashes, ThreadHashing) and hashes.pool is None
         hashes.start()
         assert hashes.pool is not None
         assert hashes.results() == _expected(paths)
@@ -81,7 +91,7 @@ def test_spawned_workers_get_a_hashing_thread(
 @forking
 def test_an_error_while_hashing_is_raised(tmp_path: Path) -> None:
     paths = _files(tmp_path)
-    hashes = CorpusHashes([*paths, tmp_path / "gone.jsonl"], LocalProcesses(2))
+    hashes = corpus_hashes([*paths, tmp_path / "gone.jsonl"], LocalProcesses(2))
     try:
         with pytest.raises(FileNotFoundError):
             hashes.results()
@@ -93,19 +103,30 @@ def test_an_error_while_hashing_is_raised(tmp_path: Path) -> None:
 def test_a_failed_scan_stops_the_hashing_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started: list[CorpusHashes] = []
-    real_init = CorpusHashes.__init__
+    started: list[Hashing] = []
 
-    def spy(self: CorpusHashes, *args: object) -> None:
-        real_init(self, *args)  # type: ignore[arg-type]
-        started.append(self)
+    def spy(paths: list[Path], executor: object) -> Hashing:
+        started.append(corpus_hashes(paths, executor))  # type: ignore[arg-type]
+        return started[-1]
 
-    monkeypatch.setattr(CorpusHashes, "__init__", spy)
+    monkeypatch.setattr("contam_cli.features.scan.corpus_hashes", spy)
+    monkeypatch.setattr(shards, "SHARD_BYTES", 1000)  # NOTE: shards enough for two workers
+    monkeypatch.setattr(shards, "MIN_SHARD_BYTES", 1000)
     bad = tmp_path / "eval.jsonl"
     bad.write_text('{"text": "fine"}\n{not json\n')
     with pytest.raises(InputError):
         scan(bad, _files(tmp_path), n=2, jobs=2)
-    assert started and started[0].proc is None  # closed: stopped and joined
+    assert started and isinstance(started[0], ForkedHashing)
+    assert started[0].proc is None  # closed: stopped and joined
+
+
+def test_nothing_to_hash_starts_nothing() -> None:
+    for executor in (InProcess(), LocalProcesses(2)):
+        hashes = corpus_hashes([], executor)
+        assert isinstance(hashes, NoHashing)
+        hashes.start()
+        assert hashes.results() == {}
+        hashes.close()
 
 
 @forking
