@@ -93,7 +93,7 @@ class ForkedHashing:
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = paths
-        ctx = cast("ForkContext", get_context("fork"))
+        ctx = cast("ForkContext", get_context(start_method()))  # NOTE: "fork", as chosen
         self.conn: Connection | None
         self.conn, send = ctx.Pipe(duplex=False)
         self.proc: BaseProcess | None = ctx.Process(
