@@ -15,7 +15,7 @@ from typing import Any
 
 from contam_cli.errors import Terminated
 
-__all__ = ["main", "no_huge_pages"]
+__all__ = ["main"]
 
 
 def _terminated(signum: int, frame: Any) -> None:
@@ -27,7 +27,6 @@ def main() -> None:
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, _terminated)
     _utf8_streams()
-    no_huge_pages()
     try:
         from contam_cli.cli import main as cli_main
 
@@ -36,21 +35,6 @@ def main() -> None:
         _end("contam: interrupted\n", 130)
     except Terminated:
         _end("contam: terminated\n", 143)
-
-
-def no_huge_pages() -> None:
-    """Ask numpy for no transparent huge pages, unless ``NUMPY_MADVISE_HUGEPAGE`` is set: it is
-    read when numpy is imported, so this runs first (and workers inherit it). The command line
-    only: a library must not change process-wide settings.
-
-    NOTE: numpy asks the kernel for huge pages for every array of 4 MB or more. Where the kernel
-    compacts memory to find them (``defrag`` "madvise", a common setting), and memory is mostly
-    page cache (as it is once a corpus has been read), the first write to each page stalls. The
-    eval side of a 1,000,000-example scan took about 3.7 CPU-s more with them, all of it in the
-    kernel, and peaked 150 MB higher: ``NUMPY_MADVISE_HUGEPAGE=0|1 python
-    scripts/profile_eval_side.py EVAL CORPUS``, alternating (README, Performance).
-    """
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 def _utf8_streams() -> None:

@@ -27,18 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-# NOTE: as the command line sets the process up, before numpy is imported.
-from contam_cli.entry import no_huge_pages
-
-no_huge_pages()
-
-from contam_cli.engine import occurrence_sort  # noqa: E402
-from contam_cli.engine.accel import index_kernels as kernels  # noqa: E402
-from contam_cli.engine.bloom import bloom_test  # noqa: E402
-from contam_cli.features.eval_side import index_eval_refs  # noqa: E402
-from contam_cli.features.scan import ScanOptions  # noqa: E402
-from contam_cli.io import iter_files, iter_text_batches  # noqa: E402
-from contam_cli.text import Tokenizer  # noqa: E402
+from contam_cli.engine import occurrence_sort
+from contam_cli.engine.accel import index_kernels as kernels
+from contam_cli.engine.bloom import bloom_test
+from contam_cli.features.eval_side import index_eval_refs
+from contam_cli.features.scan import ScanOptions
+from contam_cli.io import iter_files, iter_text_batches
+from contam_cli.text import Tokenizer
 
 
 def _rss_mb() -> dict[str, float]:

@@ -31,12 +31,6 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-# NOTE: as the command line sets the process up (before numpy is imported), so that its phases
-# cost what a scan's do.
-from contam_cli.entry import no_huge_pages  # noqa: E402
-
-no_huge_pages()
-
 from contam_cli.cli.common import tune_allocator  # noqa: E402
 from contam_cli.engine.corpus_pass import run_corpus  # noqa: E402
 from contam_cli.engine.executor import make_executor  # noqa: E402

@@ -21,18 +21,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-# NOTE: as the command line sets the process up, before numpy is imported.
-from contam_cli.entry import no_huge_pages
+from bench_corpus_pass import linked_shards  # NOTE: scripts/ is on the path as the script runs
 
-no_huge_pages()
-
-# NOTE: scripts/ is on the path as the script runs.
-from bench_corpus_pass import linked_shards  # noqa: E402
-
-from contam_cli.engine import accumulator, corpus_pass, eval_index, match  # noqa: E402
-from contam_cli.features import scan as scan_module  # noqa: E402
-from contam_cli.text import accel as text_accel  # noqa: E402
-from contam_cli.text import tokenizer  # noqa: E402
+from contam_cli.engine import accumulator, corpus_pass, eval_index, match
+from contam_cli.features import scan as scan_module
+from contam_cli.text import accel as text_accel
+from contam_cli.text import tokenizer
 
 TIMES: dict[str, float] = defaultdict(float)
 

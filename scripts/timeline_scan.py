@@ -25,11 +25,6 @@ from typing import Any
 
 T0 = time.time()
 
-# NOTE: as the command line sets the process up, before numpy is imported.
-from contam_cli.entry import no_huge_pages  # noqa: E402
-
-no_huge_pages()
-
 from contam_cli.engine import corpus_pass  # noqa: E402
 from contam_cli.features import scan as scan_module  # noqa: E402
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from contam_cli.engine import occurrence_sort
 from contam_cli.engine.accel import index_kernels as kernels
-from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words, probed_zeros
+from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
 from contam_cli.engine.eval_index import EvalIndex, build_eval_index
 from contam_cli.text import Tokenizer, ngram_hashes
 
@@ -140,10 +140,10 @@ def test_bloom_has_no_false_negatives(values: list[int]) -> None:
 @pytest.mark.parametrize(
     "n, dtype", [(10, np.uint64), (1 << 21, np.uint64), ((1 << 22) + 1, np.int32)]
 )
-def test_probed_arrays_are_plain_zeros(n: int, dtype: type) -> None:
-    # NOTE: 8 MB and more take the huge-page mapping (on Linux): still zeros, writable, and
+def test_scratch_arrays_are_plain_zeros(n: int, dtype: type) -> None:
+    # NOTE: 4 MB and more take a mapping of their own (on Linux): still zeros, writable, and
     # pickled (to a spawned worker) as any array.
-    a = probed_zeros(n, dtype)
+    a = occurrence_sort.scratch(n, dtype)
     assert a.shape == (n,) and a.dtype == dtype and a.flags.writeable and a.flags.c_contiguous
     assert not a.any()
     a[::4097] = 7

@@ -28,7 +28,7 @@ import numpy as np
 
 from contam_cli.engine import occurrence_sort
 from contam_cli.engine.accel import index_kernels
-from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words, probed_zeros
+from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
 from contam_cli.engine.occurrence_runs import compact, counts, from_counts, ranges
 from contam_cli.engine.occurrence_sort import cat, ptr_dtype
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
@@ -265,7 +265,7 @@ def _spooled(grams: np.ndarray, spool: list[Any]) -> np.ndarray:
     if len(grams) > _SPOOL_GRAMS // 4:
         return grams
     if not spool or spool[1] + len(grams) > _SPOOL_GRAMS:
-        spool[:] = [np.empty(_SPOOL_GRAMS, dtype=np.uint64), 0]
+        spool[:] = [occurrence_sort.scratch(_SPOOL_GRAMS, np.uint64), 0]
     block, used = spool
     view: np.ndarray = block[used : used + len(grams)]
     view[:] = grams
@@ -292,7 +292,7 @@ def _directory(sorted_grams: np.ndarray, kernels: Any = None) -> dict[str, Any]:
     """A radix directory over sorted grams: about 16 grams (two cache lines) per bucket (NOTE:
     few probes pass the Bloom filter; 3 bytes a gram fewer, 50 MB for a million examples)."""
     dir_log2 = int(min(26, max(4, np.ceil(np.log2(max(1, len(sorted_grams)) / 16)))))
-    directory = probed_zeros((1 << dir_log2) + 1, ptr_dtype(len(sorted_grams)))
+    directory: np.ndarray = np.zeros((1 << dir_log2) + 1, dtype=ptr_dtype(len(sorted_grams)))
     if kernels is not None:
         kernels.directory_fill(sorted_grams, 64 - dir_log2, directory)
     else:

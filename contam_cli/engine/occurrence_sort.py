@@ -9,12 +9,13 @@ its example's first of that gram, and each example's count of distinct grams.
 
 from __future__ import annotations
 
+import mmap
 from typing import Any
 
 import numpy as np
 
 __all__ = ["COARSE_BITS", "SPLIT_BITS", "Parts", "Sorted", "cat", "pos_dtype", "ptr_dtype"]
-__all__ += ["sort_compiled", "sort_numpy"]
+__all__ += ["scratch", "sort_compiled", "sort_numpy"]
 
 
 Parts = list[tuple[np.ndarray, np.ndarray, int]]
@@ -77,10 +78,10 @@ def sort_compiled(parts: Parts, k: Any, total: np.ndarray) -> Sorted:
     np.cumsum(counts, out=bounds[1:])
     del counts
     fill = bounds[:-1].copy()
-    grams = np.empty(size, dtype=np.uint64)
-    ex = np.empty(size, dtype=np.int32)
+    grams = scratch(size, np.uint64)
+    ex = scratch(size, np.int32)
     most = max((int(c.max(initial=0)) for _, c, _ in parts), default=0)
-    pos: np.ndarray = np.empty(size, dtype=pos_dtype(most))
+    pos: np.ndarray = scratch(size, pos_dtype(most))
     while parts:
         g, per_doc, first = parts.pop(0)
         k.bucket_scatter(g, per_doc, first, shift, fill, grams, ex, pos)
@@ -98,8 +99,8 @@ def sort_compiled(parts: Parts, k: Any, total: np.ndarray) -> Sorted:
     else:
         k.sort_buckets(bounds, grams, ex, pos)
     del bounds
-    ptr: np.ndarray = np.empty(size + 1, dtype=idx)
-    occ_first = np.empty(size, dtype=bool)
+    ptr: np.ndarray = scratch(size + 1, idx)
+    occ_first = scratch(size, bool)
     m = int(k.dedup(grams, ex, ptr, occ_first, total))
     # NOTE: eval n-grams are nearly all distinct, so views of the compacted arrays waste little;
     # copy only when duplicates freed a good share.
@@ -119,3 +120,21 @@ def ptr_dtype(total: int) -> type:
 
 def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+def scratch(n: int, dtype: Any) -> np.ndarray:
+    """`n` zeros of `dtype` in a mapping of their own that asks for no huge pages (Linux; else
+    ``np.zeros``): for the build's large arrays, each written once, in turn.
+
+    NOTE: numpy asks the kernel for huge pages for every array of 4 MB or more. Where the kernel
+    compacts memory to find them (``defrag`` "madvise", a common setting) and memory is mostly
+    page cache, as it is once a corpus has been read, the first write to each stalls; these
+    arrays are written once and gain little from them. ``scripts/profile_eval_side.py`` shows
+    the eval side's time in the kernel.
+    """
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes < 4 << 20 or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.zeros(n, dtype=dtype)
+    # NOTE: a private anonymous mapping is zero-filled, and freed with the array.
+    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return np.frombuffer(buf, dtype=dtype, count=n)
