@@ -141,6 +141,7 @@ class ThreadHashing:
             self.futures = {p: self.pool.submit(sha256_file, p) for p in self.paths}
 
     def results(self) -> dict[Path, str]:
+        self.start()  # NOTE: an executor that never called on_start still gets every digest
         return {p: f.result() for p, f in self.futures.items()}
 
     def close(self) -> None:

@@ -159,9 +159,7 @@ def _other_line(
         return (
             None if not raw or raw.isspace() else _line_record(src, offset, raw, line_no, ordinal)
         )
-    where = (src.path, line_no)
-    locator = Locator(src.path, line_no, ordinal, (offset, offset + len(raw)))
-    return src.make(obj, where, str(line_no), locator)
+    return _line_record(src, offset, raw, line_no, ordinal, obj)
 
 
 def _append(cols: _Columns, found: str, text: str, line: int | None, ordinal: int | None) -> None:

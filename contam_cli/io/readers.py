@@ -75,11 +75,18 @@ def _line_records(
         yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
 
 
-def _line_record(src: FileSource, offset: int, raw: bytes, line_no: int, ordinal: int) -> Record:
-    """Line `line_no` (not blank) of a JSONL file as :func:`_line_records` reads it."""
+_UNPARSED = object()
+
+
+def _line_record(
+    src: FileSource, offset: int, raw: bytes, line_no: int, ordinal: int, obj: object = _UNPARSED
+) -> Record:
+    """Line `line_no` (not blank) of a JSONL file as :func:`_line_records` reads it (`obj`: the
+    line already parsed, by the same parser)."""
     start, stop, content = line_span(offset, raw)
     where = (src.path, line_no)
-    obj = parse_line(content, where, src.notes)
+    if obj is _UNPARSED:
+        obj = parse_line(content, where, src.notes)
     return src.make(obj, where, str(line_no), Locator(src.path, line_no, ordinal, (start, stop)))
 
 

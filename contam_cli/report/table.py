@@ -279,13 +279,26 @@ class ExampleTable(Sequence[ExampleResult]):
             "scores": {m.name: v for m, v in zip(methods, values[4 : 4 + k])},
             "details": {},
         }
-        at = 4 + k
+        ngram, fuzzy = self._detail_values(values)
+        if ngram is not None:
+            d["details"]["ngram"] = NgramColumns.plain_dict(*ngram)
+        if fuzzy is not None:
+            d["details"]["fuzzy"] = FuzzyColumns.plain_dict(*fuzzy)
+        return d
+
+    def _detail_values(
+        self, values: Sequence[Any]
+    ) -> tuple[Sequence[Any] | None, Sequence[Any] | None]:
+        """The n-gram and fuzzy detectors' part of a row of :meth:`plain_columns` (None: no
+        such detector)."""
+        at = 4 + len(self.methods)
+        ngram = fuzzy = None
         if self.ngram is not None:
-            d["details"]["ngram"] = NgramColumns.plain_dict(*values[at : at + _NGRAM_VALUES])
+            ngram = values[at : at + _NGRAM_VALUES]
             at += _NGRAM_VALUES
         if self.fuzzy is not None:
-            d["details"]["fuzzy"] = FuzzyColumns.plain_dict(*values[at:])
-        return d
+            fuzzy = values[at:]
+        return ngram, fuzzy
 
     def example_dicts(
         self, start: int, stop: int, redact: bool, columns: list[list[Any]] | None = None
@@ -311,12 +324,11 @@ class ExampleTable(Sequence[ExampleResult]):
         d["text"] = None if redact else self.texts.get(e)
         d["flagged"] = bool(reasons)
         d["reasons"] = [r.to_dict() for r in reasons]
-        at = 4 + len(self.methods)
+        ngram, fuzzy = self._detail_values(values)
         if self.ngram is not None:
-            d["details"]["ngram"] = self.ngram.to_dict(e, redact, values[at : at + _NGRAM_VALUES])
-            at += _NGRAM_VALUES
+            d["details"]["ngram"] = self.ngram.to_dict(e, redact, ngram)
         if self.fuzzy is not None:
-            d["details"]["fuzzy"] = self.fuzzy.to_dict(e, redact, values[at:])
+            d["details"]["fuzzy"] = self.fuzzy.to_dict(e, redact, fuzzy)
         for k, rows in self.details.items():
             if e in rows:
                 d["details"][k] = rows[e]

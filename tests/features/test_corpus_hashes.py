@@ -141,3 +141,15 @@ def test_reports_agree_with_and_without_the_hashing_process(
     assert two.to_dict() == one.to_dict()
     files = two.inputs["corpus"][0]["files"]
     assert {Path(f["path"]): f["sha256"] for f in files} == _expected(paths)
+
+
+def test_a_hashing_thread_never_started_still_gives_every_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(START_METHOD_ENV, "spawn")
+    paths = _files(tmp_path)
+    hashes = corpus_hashes(paths, LocalProcesses(2))
+    try:
+        assert hashes.results() == _expected(paths)  # NOTE: no start(): no digest went missing
+    finally:
+        hashes.close()
