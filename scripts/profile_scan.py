@@ -70,7 +70,7 @@ STAGES = [
     ("report", scan_module, "ngram_report"),
     ("eval texts read back", scan_module, "attach_eval_texts"),
 ]
-KERNELS = ["translate_edges", "hash_words", "fast_words", "expand"]
+KERNELS = ["translate_edges", "word_tokens", "expand"]
 
 
 def _wrap() -> None:

@@ -175,3 +175,23 @@ def test_lone_surrogates_from_json_escapes_separate_tokens() -> None:
     text = "left\ud800right x\udfffy"
     tk = Tokenizer(accel=False)
     assert [int(h) for h in tk.tokens([text]).hashes] == [token_hash(t) for t in tokenize(text)]
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+def test_words_for_the_full_normalizer_first_seen_then_known(accel: bool) -> None:
+    # Words the character tables cannot tokenize, giving two tokens, one, or none: the first
+    # chunk sends them to the full normalizer, the second finds the one-token ones already
+    # known; tokens, documents and word layout equal the definition both times.
+    docs = ["a½b café \u0301 İstanbul plain", "a\U0001f600b x\u0301\u0301 ok ½", "café"]
+    tk = Tokenizer(accel=accel)
+    for _ in range(2):
+        stream = tk.tokens(docs)
+        want = [(token_hash(t), d) for d, text in enumerate(docs) for t in tokenize(text)]
+        assert list(zip(stream.hashes.tolist(), stream.doc.tolist())) == want
+        words = stream.words
+        assert words is not None
+        buf = ("\n" + "\n".join(docs)).encode()
+        per_word = [len(tokenize(buf[a:b].decode())) for a, b in zip(words.starts, words.ends)]
+        expected = [(w, i, n) for w, n in enumerate(per_word) for i in range(n)]
+        got = words.locate(np.arange(len(stream.hashes)))
+        assert list(zip(*(g.tolist() for g in got))) == expected

@@ -26,99 +26,78 @@ def _fmix(x):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, nogil=True)
-def fast_words(buf, starts, ends, words, kinds, fold, fold_len):  # noqa: ANN001, ANN201
-    """Token hashes of the words written only in characters the tables let through (see
-    :func:`contam_cli.text.tables.word_table`), without the full normalizer.
+def _fast_word(buf, i, e, kinds, fold, fold_len, out, o):  # noqa: ANN001, ANN202
+    """Write the token hashes of the word ``buf[i:e]`` (holding non-ASCII bytes) at ``out[o:]``
+    and return where they end, or -1 when the tables cannot tokenize it (see
+    :func:`contam_cli.text.tables.word_table`): the full normalizer's job.
 
     `buf` is the translated chunk (ASCII letters already case-folded as configured). In a word,
     ASCII letters and digits and JOINING characters (replaced by their normalized text) make up
     tokens; a SINGLE character is a token of its own, a SEPARATOR ends a token; a SLOW character
-    (or a 4-byte sequence) sends the whole word to the full normalizer. Returns a flag per word
-    (handled here), the token count per word and the concatenated token hashes of the flagged
-    words.
+    (or a 4-byte sequence) sends the whole word to the full normalizer. `out` has room for one
+    hash more than the word has bytes of 0x80 and above.
     """
-    m = words.shape[0]
-    fast = np.zeros(m, np.bool_)
-    counts = np.zeros(m, np.int64)
-    cap = 0
-    for j in range(m):
-        cap += ends[words[j]] - starts[words[j]]
-    out = np.empty(cap, np.uint64)
-    o = 0
-    for j in range(m):
-        i = starts[words[j]]
-        e = ends[words[j]]
-        o0 = o
-        ok = True
-        # The token being built: its bytes so far, 8 at a time (as hash_words reads them).
-        length = 0
-        acc = _U(0)
-        power = _U(1)
-        w = _U(0)
-        shift = _U(0)
-        while i < e:
-            b0 = np.int64(buf[i])
-            if b0 < 0x80:  # an ASCII letter or digit (words hold no ASCII separator)
-                piece = _U(b0)
-                plen = 1
-                i += 1
+    # The token being built: its bytes so far, 8 at a time (as word_tokens reads them).
+    length = 0
+    acc = _U(0)
+    power = _U(1)
+    w = _U(0)
+    shift = _U(0)
+    while i < e:
+        b0 = np.int64(buf[i])
+        if b0 < 0x80:  # an ASCII letter or digit (words hold no ASCII separator)
+            piece = _U(b0)
+            plen = 1
+            i += 1
+        else:
+            if 0xC2 <= b0 < 0xE0:
+                cp = ((b0 & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
+                size = 2
+            elif 0xE0 <= b0 < 0xF0:
+                cp = ((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6)
+                cp |= np.int64(buf[i + 2]) & 0x3F
+                size = 3
             else:
-                if 0xC2 <= b0 < 0xE0:
-                    cp = ((b0 & 0x1F) << 6) | (np.int64(buf[i + 1]) & 0x3F)
-                    size = 2
-                elif 0xE0 <= b0 < 0xF0:
-                    cp = ((b0 & 0x0F) << 12) | ((np.int64(buf[i + 1]) & 0x3F) << 6)
-                    cp |= np.int64(buf[i + 2]) & 0x3F
-                    size = 3
-                else:
-                    ok = False
-                    break
-                if i + size > e:  # NOTE: a cut sequence (not UTF-8): the full normalizer
-                    ok = False
-                    break
-                kind = kinds[cp]
-                if kind == SLOW:
-                    ok = False
-                    break
-                if kind == JOINING:
-                    piece = fold[cp]
-                    plen = np.int64(fold_len[cp])
-                    i += size
-                else:
-                    if length:  # the token so far ends here
-                        if shift != _U(0):
-                            acc += w * power
-                        out[o] = _fmix(acc + _U(length) * K)
-                        o += 1
-                        length = 0
-                        acc, power, w, shift = _U(0), _U(1), _U(0), _U(0)
-                    if kind == SINGLE:  # a token of its own: its 3 bytes
-                        x = _U(b0) | (_U(buf[i + 1]) << S8) | (_U(buf[i + 2]) << _U(16))
-                        out[o] = _fmix(x + _U(3) * K)
-                        o += 1
-                    i += size
-                    continue
-            for _ in range(plen):  # append the piece's bytes to the token
-                w |= (piece & _U(0xFF)) << shift
-                piece >>= S8
-                shift += S8
-                length += 1
-                if shift == _U(64):
-                    acc += w * power
-                    power *= P
-                    w = _U(0)
-                    shift = _U(0)
-        if not ok:
-            o = o0
-            continue
-        if length:
-            if shift != _U(0):
+                return -1
+            if i + size > e:  # NOTE: a cut sequence (not UTF-8): the full normalizer
+                return -1
+            kind = kinds[cp]
+            if kind == SLOW:
+                return -1
+            if kind == JOINING:
+                piece = fold[cp]
+                plen = np.int64(fold_len[cp])
+                i += size
+            else:
+                if length:  # the token so far ends here
+                    if shift != _U(0):
+                        acc += w * power
+                    out[o] = _fmix(acc + _U(length) * K)
+                    o += 1
+                    length = 0
+                    acc, power, w, shift = _U(0), _U(1), _U(0), _U(0)
+                if kind == SINGLE:  # a token of its own: its 3 bytes
+                    x = _U(b0) | (_U(buf[i + 1]) << S8) | (_U(buf[i + 2]) << _U(16))
+                    out[o] = _fmix(x + _U(3) * K)
+                    o += 1
+                i += size
+                continue
+        for _ in range(plen):  # append the piece's bytes to the token
+            w |= (piece & _U(0xFF)) << shift
+            piece >>= S8
+            shift += S8
+            length += 1
+            if shift == _U(64):
                 acc += w * power
-            out[o] = _fmix(acc + _U(length) * K)
-            o += 1
-        fast[j] = True
-        counts[j] = o - o0
-    return fast, counts, out[:o]
+                power *= P
+                w = _U(0)
+                shift = _U(0)
+    if length:
+        if shift != _U(0):
+            acc += w * power
+        out[o] = _fmix(acc + _U(length) * K)
+        o += 1
+    return o
 
 
 @njit(cache=True, nogil=True)
@@ -176,24 +155,43 @@ def ngrams(t, doc, n):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True, nogil=True)
-def hash_words(arr, edges, doc_starts):  # noqa: ANN001, ANN201
-    """Token hashes of the words between alternating `edges` (start, end, start, ...).
+def word_tokens(arr, edges, doc_starts, kinds, fold, fold_len, keys, values):  # noqa: ANN001, ANN201
+    """The token hashes of the words between alternating `edges` (start, end, start, ...) and
+    each token's document: every word tokenized in one pass, nothing written twice.
 
-    `arr` is the separator-mapped chunk (ending in at least 8 separators), so each 8-byte word
-    of a token is one unaligned load, masked to the token's length. Also returns each word's
-    document (from sorted `doc_starts`) and the indices of words holding non-ASCII bytes, which
-    need Unicode normalization.
+    `arr` is the translated chunk (ending in at least 8 separators), so each 8-byte word of a
+    token is one unaligned load, masked to the token's length. An ASCII word is one token. A
+    word holding non-ASCII bytes ("special") gives the tokens of :func:`_fast_word`; when the
+    tables cannot tokenize it, the hash of its bytes is looked up in sorted `keys` (the words
+    known to give one token, `values`), and when it is not there either it holds one slot,
+    left for the caller to fill from the full normalizer ("unresolved").
+
+    Returns the tokens, their documents (from sorted `doc_starts`), the special words, the
+    words that did not give one token with their counts, and the unresolved words with their
+    slots and their bytes' hashes.
     """
     m = edges.shape[0] // 2
-    hashes = np.empty(m, np.uint64)
-    doc = np.empty(m, np.int64)
+    # NOTE: a special word gives at most one token more than it has SINGLE or SEPARATOR
+    # characters, each two or three of the chunk's bytes of 0x80 and above.
+    cap = m
+    for i in range(arr.shape[0]):
+        cap += np.int64(arr[i] >> 7)
+    out = np.empty(cap, np.uint64)
     special = np.empty(m, np.int64)
-    n_special = 0
+    multi = np.empty(m, np.int64)
+    multi_counts = np.empty(m, np.int64)
+    unresolved = np.empty(m, np.int64)
+    slots = np.empty(m, np.int64)
+    raw = np.empty(m, np.uint64)
+    doc = np.empty(cap, np.int64)
+    o = ns = nm = nu = 0
     d = 0
     n_docs = doc_starts.shape[0]
+    n_keys = keys.shape[0]
     for k in range(m):
         s = edges[2 * k]
-        length = edges[2 * k + 1] - s
+        e = edges[2 * k + 1]
+        length = e - s
         while d + 1 < n_docs and doc_starts[d + 1] <= s:
             d += 1
         w = load8(arr, s) & (ALL >> _U(64 - 8 * min(length, 8)))
@@ -210,11 +208,51 @@ def hash_words(arr, edges, doc_starts):  # noqa: ANN001, ANN201
                 power *= P
                 off += 8
                 rest -= 8
-        hashes[k] = _fmix(acc + _U(length) * K)
-        doc[k] = d
-        special[n_special] = k
-        n_special += np.int64((high & HIGH) != _U(0))
-    return hashes, doc, special[:n_special]
+        h = _fmix(acc + _U(length) * K)
+        if (high & HIGH) == _U(0):
+            out[o] = h
+            doc[o] = d
+            o += 1
+            continue
+        special[ns] = k
+        ns += 1
+        end = _fast_word(arr, s, e, kinds, fold, fold_len, out, o)
+        if end >= 0:
+            for t in range(o, end):
+                doc[t] = d
+            if end - o != 1:
+                multi[nm] = k
+                multi_counts[nm] = end - o
+                nm += 1
+            o = end
+            continue
+        lo, hi = 0, n_keys  # the words seen before that gave one token
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] < h:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n_keys and keys[lo] == h:
+            out[o] = values[lo]
+        else:
+            out[o] = _U(0)
+            unresolved[nu] = k
+            slots[nu] = o
+            raw[nu] = h
+            nu += 1
+        doc[o] = d
+        o += 1
+    return (
+        out[:o],
+        doc[:o],
+        special[:ns],
+        multi[:nm],
+        multi_counts[:nm],
+        unresolved[:nu],
+        slots[:nu],
+        raw[:nu],
+    )
 
 
 @njit(cache=True, nogil=True)

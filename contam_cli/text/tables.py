@@ -74,7 +74,7 @@ _COMPOSING_STARTERS = ((0x0900, 0x0E00), (0x1000, 0x10A0), (0x1100, 0x1200), (0x
 
 @functools.cache
 def word_table(norm: NormConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The kinds of every BMP code point for :func:`~contam_cli.text._kernels.fast_words`, and
+    """The kinds of every BMP code point for :func:`~contam_cli.text._kernels.word_tokens`, and
     what a JOINING one becomes.
 
     Kinds: :func:`fast_table`'s (SEPARATOR, SINGLE, SLOW) and JOINING, a letter or digit that

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -173,31 +174,54 @@ class Tokenizer:
 
     def _tokens(self, buf: bytes, doc_starts: np.ndarray) -> TokenStream:
         if self._k is not None:
-            arr, edges = self._k.translate_edges(np.frombuffer(buf, np.uint8), self._table_array)
-            starts, ends = edges[0::2], edges[1::2]
-            hashes, run_doc, special = self._k.hash_words(arr, edges, doc_starts)
-        else:
-            tb = buf.translate(self._table)
-            arr = np.frombuffer(tb, dtype=np.uint8)
-            ascii_only = tb.isascii()
-            if not ascii_only:
-                arr = _blank_unicode_separators(arr)
-            # buf starts and ends with separators, so word edges alternate start, end, ...
-            word = arr != 0x20
-            edges = np.flatnonzero(word[1:] != word[:-1]) + 1
-            starts, ends = edges[0::2], edges[1::2]
-            hashes = word_hashes(arr, starts, ends - starts)
-            # Words before each document start -> each word's document, without a search per word.
-            first_word = np.searchsorted(starts, doc_starts)
-            counts = np.diff(first_word, append=len(starts))
-            run_doc = np.repeat(np.arange(len(doc_starts), dtype=np.int64), counts)
-            special = None if ascii_only else _special_words(arr, starts)
+            return self._compiled_tokens(self._k, buf, doc_starts)
+        tb = buf.translate(self._table)
+        arr = np.frombuffer(tb, dtype=np.uint8)
+        ascii_only = tb.isascii()
+        if not ascii_only:
+            arr = _blank_unicode_separators(arr)
+        # buf starts and ends with separators, so word edges alternate start, end, ...
+        word = arr != 0x20
+        edges = np.flatnonzero(word[1:] != word[:-1]) + 1
+        starts, ends = edges[0::2], edges[1::2]
+        hashes = word_hashes(arr, starts, ends - starts)
+        # Words before each document start -> each word's document, without a search per word.
+        first_word = np.searchsorted(starts, doc_starts)
+        counts = np.diff(first_word, append=len(starts))
+        run_doc = np.repeat(np.arange(len(doc_starts), dtype=np.int64), counts)
         none = self._no_words
-        if special is None or len(special) == 0:
-            layout = WordLayout(starts, ends, doc_starts, none, none, none)
-            return TokenStream(hashes, run_doc, layout)
+        special = none if ascii_only else _special_words(arr, starts)
         layout = WordLayout(starts, ends, doc_starts, special, none, none)
+        if len(special) == 0:
+            return TokenStream(hashes, run_doc, layout)
         return self._with_nonascii(arr, layout, hashes, run_doc)
+
+    def _compiled_tokens(self, k: ModuleType, buf: bytes, doc_starts: np.ndarray) -> TokenStream:
+        """:meth:`_tokens` by the compiled kernels `k`: every word in one pass; only the words
+        never seen before that the tables cannot tokenize go to the full normalizer."""
+        arr, edges = k.translate_edges(np.frombuffer(buf, np.uint8), self._table_array)
+        singles = self._singles
+        hashes, doc, special, multi, multi_counts, new, slots, keys = k.word_tokens(
+            arr, edges, doc_starts, *word_table(self.norm), singles.keys, singles.values
+        )
+        starts, ends = edges[0::2], edges[1::2]
+        if len(new):
+            words = [arr[starts[w] : ends[w]].tobytes() for w in new.tolist()]
+            parts = self._special_hashes(words)
+            singles.remember(keys, parts)
+            counts = np.array([len(p) for p in parts], dtype=np.int64)
+            cat = np.concatenate(parts) if parts else self._empty
+            if (counts == 1).all():
+                hashes[slots] = cat
+            else:
+                hashes, doc = k.expand(hashes, doc, slots, counts, cat)
+                more = counts != 1
+                multi = np.concatenate([multi, new[more]])
+                multi_counts = np.concatenate([multi_counts, counts[more]])
+                order = np.argsort(multi, kind="stable")
+                multi, multi_counts = multi[order], multi_counts[order]
+        layout = WordLayout(starts, ends, doc_starts, special, multi, multi_counts)
+        return TokenStream(hashes, doc, layout)
 
     def _with_nonascii(
         self, arr: np.ndarray, layout: WordLayout, hashes: np.ndarray, run_doc: np.ndarray
@@ -210,9 +234,6 @@ class Tokenizer:
             return TokenStream(hashes, run_doc, layout)
         multi = counts != 1
         layout = replace(layout, multi=special[multi], multi_counts=counts[multi])
-        if self._k is not None:
-            out, out_doc = self._k.expand(hashes, run_doc, special, counts, cat)
-            return TokenStream(out, out_doc, layout)
         per_word = np.ones(len(starts), dtype=np.int64)
         per_word[special] = counts
         out = np.repeat(hashes, per_word)
@@ -222,32 +243,20 @@ class Tokenizer:
     def _normalize_words(
         self, arr: np.ndarray, layout: WordLayout, keys: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The token count of each special word of `layout` and all their token hashes in turn,
-        by the fastest exact route: the compiled tables, then the words seen before that gave
-        one token (looked up by `keys`, their raw-bytes hashes), then the full normalizer."""
+        """The token count of each special word of `layout` and all their token hashes in turn:
+        the words seen before that gave one token (looked up by `keys`, their raw-bytes
+        hashes), then the full normalizer."""
         starts, ends, words = layout.starts, layout.ends, layout.special
-        n = len(words)
-        counts = np.ones(n, dtype=np.int64)
-        if self._k is not None and n:
-            kinds, fold, fold_len = word_table(self.norm)
-            fast, fast_counts, fast_cat = self._k.fast_words(
-                arr, starts, ends, words, kinds, fold, fold_len
-            )
-            slow = np.flatnonzero(~fast)
-        else:
-            fast, fast_counts, fast_cat = np.zeros(n, dtype=bool), counts, self._empty
-            slow = np.arange(n)
-        known, values = self._singles.lookup(keys[slow])
-        old, new = slow[known], slow[~known]
+        counts = np.ones(len(words), dtype=np.int64)
+        known, values = self._singles.lookup(keys)
+        new = np.flatnonzero(~known)
         new_words = [arr[starts[w] : ends[w]].tobytes() for w in words[new].tolist()]
         new_parts = self._special_hashes(new_words)
         self._singles.remember(keys[new], new_parts)
-        counts[fast] = fast_counts[fast]
         counts[new] = [len(p) for p in new_parts]
         first = np.cumsum(counts) - counts  # where each word's tokens begin in `cat`
         cat = np.empty(int(counts.sum()), dtype=_U64)
-        cat[_slots(first[fast], counts[fast])] = fast_cat
-        cat[first[old]] = values
+        cat[first[known]] = values
         if new_parts:
             cat[_slots(first[new], counts[new])] = np.concatenate(new_parts)
         return counts, cat

@@ -1,5 +1,5 @@
 """The compiled tokenizer's character tables (text.tables) and the words it tokenizes with them
-(text._kernels.fast_words): exactly the tokens of :func:`tokenize`, for every configuration."""
+(text._kernels.word_tokens): exactly the tokens of :func:`tokenize`, for every configuration."""
 
 from __future__ import annotations
 
