@@ -191,12 +191,13 @@ class EvalIndex:
 
 
 def build_eval_index(
-    texts: Iterable[str],
+    texts: Iterable[str | bytes],
     n: int,
     norm: NormConfig = DEFAULT_NORM,
     tokenizer: Tokenizer | None = None,
 ) -> EvalIndex:
-    """Index the n-grams of every text in `texts` (example ``e`` is the ``e``-th text).
+    """Index the n-grams of every text in `texts` (example ``e`` is the ``e``-th text; str or
+    UTF-8).
 
     `texts` is consumed once, a batch at a time: only the n-gram hashes are kept, so a generator
     can feed it without the eval texts ever being in memory together.
@@ -273,9 +274,9 @@ def _spooled(grams: np.ndarray, spool: list[Any]) -> np.ndarray:
     return view
 
 
-def _batches(texts: Iterable[str]) -> Iterator[list[str]]:
+def _batches(texts: Iterable[str | bytes]) -> Iterator[list[str | bytes]]:
     """`texts` in lists of about _BATCH_BYTES of text (at least one list, maybe empty)."""
-    batch: list[str] = []
+    batch: list[str | bytes] = []
     size = 0
     empty = True
     for t in texts:

@@ -113,14 +113,15 @@ def _index_fresh(
 
 def _texts(
     eval: Any, opts: ScanOptions, builder: RefsBuilder, hashes: dict[Path, str] | None
-) -> tuple[Iterator[str], Describe]:
-    """The eval texts, each record's id and line going into `builder` as its text is read
-    (files as columns, :mod:`contam_cli.io.eval_columns`); and how to describe them after."""
+) -> tuple[Iterator[str | bytes], Describe]:
+    """The eval texts (str, or UTF-8 from files), each record's id and line going into
+    `builder` as its text is read (files as columns, :mod:`contam_cli.io.eval_columns`); and
+    how to describe them after."""
     given = classify(eval, what="eval")
     if not given.paths:
         records, describe = _eval_records(eval, opts, hashes=hashes)
 
-        def from_records() -> Iterator[str]:
+        def from_records() -> Iterator[str | bytes]:
             for r in records:
                 builder.add(r)
                 yield r.text
@@ -130,7 +131,7 @@ def _texts(
     notes = ReadNotes()
     columns = iter_eval_columns(paths, opts.eval_spec, opts.include, opts.exclude, notes)
 
-    def from_columns() -> Iterator[str]:
+    def from_columns() -> Iterator[str | bytes]:
         for batch in columns:
             builder.add_columns(batch.path, batch.ids, batch.lines)
             yield from batch.texts

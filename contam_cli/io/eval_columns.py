@@ -10,12 +10,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import BinaryIO
 
+import numpy as np
 import orjson
 
 from contam_cli.errors import InputError
 from contam_cli.io.extract import TextSpec
-from contam_cli.io.formats import StrPath, detect_format, open_binary
+from contam_cli.io.formats import StrPath, detect_format, open_binary, read
+from contam_cli.io.jsonl_fast import BLOCK_SIZE
+from contam_cli.io.jsonl_fast import kernels as jsonl_kernels
 from contam_cli.io.lines import BIG_LINE, iter_lines
 from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.readers import _line_record, _read_file, eval_sources
@@ -30,7 +35,9 @@ class EvalColumns:
 
     path: str
     ids: list[str]
-    texts: list[str]
+    texts: list[bytes]
+    """Each record's text, UTF-8 (lone surrogates as ``surrogatepass`` writes them): what the
+    tokenizer reads, never decoded only to be encoded again."""
     lines: list[int]
     """1-based line of each record (-1: unknown)."""
 
@@ -69,7 +76,7 @@ def iter_eval_columns(
             yield EvalColumns(src.path, ids, texts, lines)
 
 
-_Columns = tuple[list[str], list[str], list[int], list[int]]
+_Columns = tuple[list[str], list[bytes], list[int], list[int]]
 """ids, texts, lines and record ordinals (-1: unknown) of consecutive records."""
 
 
@@ -91,10 +98,16 @@ def _file_columns(src: FileSource, size: int) -> Iterator[_Columns]:
         if cols[0]:
             yield cols
         return
+    k = jsonl_kernels()
     try:
         with open_binary(src.target) as fh:
             count = 0
-            for cols in _jsonl_columns(src, iter_lines(fh, 0, src.path), size):
+            route = (
+                _jsonl_columns(src, iter_lines(fh, 0, src.path), size)
+                if k is None
+                else _kernel_columns(k, src, fh, size)
+            )
+            for cols in route:
                 count += len(cols[0])
                 yield cols
     except OSError as exc:
@@ -108,7 +121,7 @@ def _jsonl_columns(
 ) -> Iterator[_Columns]:
     loads, invalid = orjson.loads, orjson.JSONDecodeError
     ids: list[str] = []
-    texts: list[str] = []
+    texts: list[bytes] = []
     line_nos: list[int] = []
     ordinals: list[int] = []
     line_no = ordinal = 0
@@ -133,7 +146,7 @@ def _jsonl_columns(
                     continue
                 found, text = rec.id, rec.text
             ids.append(found)
-            texts.append(text)
+            texts.append(text.encode("utf-8", "surrogatepass"))
             line_nos.append(line_no)
             ordinals.append(ordinal)
             ordinal += 1
@@ -150,6 +163,86 @@ def _jsonl_columns(
         yield ids, texts, line_nos, ordinals
 
 
+def _kernel_columns(k: ModuleType, src: FileSource, fh: BinaryIO, size: int) -> Iterator[_Columns]:
+    """:func:`_jsonl_columns` by the compiled line scanner: a block of lines at a time, the
+    ids and texts of the lines it accepts decoded by one kernel call, and every line it
+    declines (and the first, the ``\\r``-ended and the very long ones) through the record
+    reader, as there."""
+    cols: _Columns = ([], [], [], [])
+    line_no = ordinal = offset = 0
+    pending: list[bytes] = []
+    try:
+        while True:
+            block = read(fh, BLOCK_SIZE, src.path, line_no + 1)
+            cut = block.rfind(b"\n")
+            if block and cut < 0:
+                pending.append(block)
+                continue
+            data = b"".join([*pending, block[: cut + 1]])
+            pending = [block[cut + 1 :]]
+            ordinal, lines = _block_columns(k, src, data, offset, line_no, ordinal, cols)
+            line_no += lines
+            offset += len(data)
+            while len(cols[0]) >= size:
+                yield _head(cols, size)
+            if not block:
+                break
+    except Exception:
+        if cols[0]:  # NOTE: see _jsonl_columns
+            yield cols
+        raise
+    if cols[0]:
+        yield cols
+
+
+def _block_columns(
+    k: ModuleType,
+    src: FileSource,
+    data: bytes,
+    offset: int,
+    line_no: int,
+    ordinal: int,
+    cols: _Columns,
+) -> tuple[int, int]:
+    """Append the records of `data` (whole lines from file `offset`, after `line_no` lines)
+    to `cols`; returns the next record ordinal and the lines read. A declined line that is an
+    error raises once the records before it are in `cols`."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    starts, ends, status, t0, t1, out, i0, i1, id_bytes = k.scan_eval_lines(arr, offset == 0)
+    fast = status == k.FAST
+    # NOTE: as _jsonl_columns: a "\r"-ended or very long line goes to the record reader.
+    last = arr[np.maximum(ends - 1, 0)]
+    fast &= ((ends > starts) & (last != 0x0D)) & (ends - starts <= BIG_LINE)
+    other = np.flatnonzero(~fast & (status != k.BLANK)).tolist()
+    texts, ids = out.tobytes(), id_bytes.tobytes()
+    begin = 0
+    for j in [*other, len(starts)]:
+        run = np.flatnonzero(fast[begin:j]) + begin
+        ids_here = [ids[a:b].decode("utf-8") for a, b in zip(i0[run].tolist(), i1[run].tolist())]
+        cols[0].extend(ids_here)
+        cols[1].extend([texts[a:b] for a, b in zip(t0[run].tolist(), t1[run].tolist())])
+        cols[2].extend((run + line_no + 1).tolist())
+        cols[3].extend(range(ordinal, ordinal + len(run)))
+        ordinal += len(run)
+        if j == len(starts):
+            break
+        a, b = int(starts[j]), int(ends[j])
+        rec = _other_line(src, offset + a, data[a:b], line_no + j + 1, ordinal, None)
+        if rec is not None:
+            _append(cols, rec.id, rec.text, line_no + j + 1, ordinal)
+            ordinal += 1
+        begin = j + 1
+    return ordinal, len(starts)
+
+
+def _head(cols: _Columns, size: int) -> _Columns:
+    """The first `size` records of `cols`, taken out of it."""
+    head = tuple(c[:size] for c in cols)
+    for c in cols:
+        del c[:size]
+    return head  # type: ignore[return-value]
+
+
 def _other_line(
     src: FileSource, offset: int, raw: bytes, line_no: int, ordinal: int, obj: object
 ) -> Record | None:
@@ -164,7 +257,7 @@ def _other_line(
 
 def _append(cols: _Columns, found: str, text: str, line: int | None, ordinal: int | None) -> None:
     cols[0].append(found)
-    cols[1].append(text)
+    cols[1].append(text.encode("utf-8", "surrogatepass"))
     cols[2].append(-1 if line is None else line)
     cols[3].append(-1 if ordinal is None else ordinal)
 
@@ -174,7 +267,7 @@ def _refuse_duplicate(
     seen: dict[str, int],
     where: tuple[array[int], array[int], array[int]],
     path: str,
-    batch: tuple[list[str], list[str], list[int], list[int]],
+    batch: _Columns,
 ) -> None:
     """Raise iter_eval's error for the first id of `batch` seen before (in an earlier batch, or
     earlier in this one)."""

@@ -163,7 +163,7 @@ class Tokenizer:
         """The compiled kernels this tokenizer uses (None: the numpy path)."""
         return self._k
 
-    def tokens(self, docs: Sequence[bytes] | Sequence[str]) -> TokenStream:
+    def tokens(self, docs: Sequence[str | bytes]) -> TokenStream:
         """Token hashes of `docs` (UTF-8 bytes or str), one stream for the whole list."""
         if not isinstance(docs, PackedTexts):
             # One join: a leading separator, the documents, then >= 9 trailing separators.

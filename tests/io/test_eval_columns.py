@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -12,10 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contam_cli.errors import ContamError
+from contam_cli.io import eval_columns
 from contam_cli.io.eval_columns import iter_eval_columns
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.model import ReadNotes
 from contam_cli.io.readers import iter_eval
+
+KERNEL_ROUTES = [False, True] if eval_columns.jsonl_kernels() is not None else [False]
 
 
 def _by_records(paths: list[Path], spec: TextSpec) -> tuple[Any, dict[str, int]]:
@@ -30,25 +34,32 @@ def _by_records(paths: list[Path], spec: TextSpec) -> tuple[Any, dict[str, int]]
     return got, dict(notes.surrogates)
 
 
-def _by_columns(paths: list[Path], spec: TextSpec, size: int) -> tuple[Any, dict[str, int]]:
+def _by_columns(
+    paths: list[Path], spec: TextSpec, size: int, kernel: bool
+) -> tuple[Any, dict[str, int]]:
     notes = ReadNotes()
+    routes = eval_columns.jsonl_kernels if kernel else lambda: None
     try:
-        got: Any = [
-            (i, t, b.path, line)
-            for b in iter_eval_columns(paths, spec, notes=notes, size=size)
-            for i, t, line in zip(b.ids, b.texts, b.lines, strict=True)
-        ]
+        with mock.patch.object(eval_columns, "jsonl_kernels", routes):
+            got: Any = [
+                (i, t.decode("utf-8", "surrogatepass"), b.path, line)
+                for b in iter_eval_columns(paths, spec, notes=notes, size=size)
+                for i, t, line in zip(b.ids, b.texts, b.lines, strict=True)
+            ]
     except ContamError as exc:
         got = (type(exc).__name__, str(exc))
     return got, dict(notes.surrogates)
 
 
 def _same(paths: list[Path], spec: TextSpec = TextSpec(), size: int = 2) -> Any:
+    """What both routes read (the compiled line scanner, where numba is installed, and the
+    line-by-line one) equals what iter_eval reads."""
     expected, notes = _by_records(paths, spec)
-    got, got_notes = _by_columns(paths, spec, size)
-    assert got == expected
-    if not isinstance(expected, tuple):  # NOTE: after an error, what was noted is not reported
-        assert got_notes == notes
+    for kernel in KERNEL_ROUTES:
+        got, got_notes = _by_columns(paths, spec, size, kernel)
+        assert got == expected, "compiled" if kernel else "line by line"
+        if not isinstance(expected, tuple):  # NOTE: after an error, what was noted is not reported
+            assert got_notes == notes
     return expected
 
 
@@ -68,6 +79,12 @@ LINES = {
     "bom": b'\xef\xbb\xbf{"id": "h", "text": "after a bom"}',
     "bad utf8": b'{"id": "i", "text": "\xff"}',
     "padded": b'  {"id": "j", "text": "padded"}  ',
+    "escaped id": b'{"id": "k\\u00e9\\n\\"", "text": "an id with escapes"}',
+    "nested id": b'{"meta": {"id": "z"}, "id": "l", "text": "the top-level id"}',
+    "two ids": b'{"id": "m", "id": "n", "text": "the last one wins"}',
+    "id after text": b'{"text": "id last", "id": "o"}',
+    "escaped key": b'{"\\u0069d": "p", "text": "an escaped key"}',
+    "only nested id": b'{"meta": {"id": "q"}, "text": "no top-level id"}',
 }
 
 
@@ -132,3 +149,20 @@ def test_any_mix_of_lines(
     path = tmp_path / "mix.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if final_newline else b""))
     _same([path], size=size)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 21])
+def test_lines_across_blocks_of_any_size(
+    tmp_path: Path, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The compiled route reads blocks of whole lines: a line cut by a block's end, or longer
+    # than a block, is read whole; with and without a final newline.
+    monkeypatch.setattr(eval_columns, "BLOCK_SIZE", block)
+    rows = [{"id": f"r{k}", "text": "word " * (k % 9) + "\u00e9" * (k % 2)} for k in range(40)]
+    lines = [orjson.dumps(r) for r in rows]
+    lines[3] = LINES["crlf"]
+    lines[10] = b""
+    path = tmp_path / "e.jsonl"
+    for end in (b"\n", b""):
+        path.write_bytes(b"\n".join(lines) + end)
+        assert len(_same([path], size=3)) == 39
