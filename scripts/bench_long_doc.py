@@ -2,11 +2,14 @@
 whole, with the two reports compared byte for byte.
 
     python scripts/bench_long_doc.py --mb 221          # the size the hardening catalogue used
+    python scripts/bench_long_doc.py --what index      # `contam index build --positions`
+    python scripts/bench_long_doc.py --what ignore-common   # `contam scan --ignore-common 5`
 
 Each run is a child process (`contam scan ... --json`, one job); its peak RSS is its own
-(``os.wait4``). "whole" sets the windowing threshold above the document
-(the code before windows, apart from the reading fixes); "baseline" is the same scan of a
-one-line corpus, for the process's fixed cost (numpy, numba and the kernels).
+(``os.wait4``). "whole" sets the windowing thresholds above the document
+(the code before windows, apart from the reading fixes); "baseline" is the same command on a
+one-line corpus, for the process's fixed cost (numpy, numba and the kernels). For ``--what
+index`` the two indexes' files (all but the header, which holds the time) are compared.
 """
 
 from __future__ import annotations
@@ -29,12 +32,28 @@ LEAK = (
 CHILD = """
 import sys
 import contam_cli.engine.accumulator as acc
+import contam_cli.engine.corpus_index.mapper as mapper
+import contam_cli.engine.doc_frequency as doc_frequency
 if sys.argv[1] == "whole":
-    acc.LONG_DOC_BYTES = 1 << 62
+    acc.LONG_DOC_BYTES = mapper.LONG_DOC_BYTES = doc_frequency.LONG_DOC_BYTES = 1 << 62
 from contam_cli.entry import main
-sys.argv = ["contam", "scan", *sys.argv[2:]]
+sys.argv = ["contam", *sys.argv[2:]]
 main()
 """
+WHAT = ("scan", "ignore-common", "index")
+
+
+def command(what: str, evals: Path, corpus: Path, out: Path) -> list[str]:
+    """The contam command line that `what` measures."""
+    if what == "index":
+        return ["index", "build", "-c", str(corpus), "-o", str(out), "--positions", "--force"]
+    extra = ["--ignore-common", "5"] if what == "ignore-common" else []
+    return ["scan", str(evals), "-c", str(corpus), "--json", "-j", "1", *extra]
+
+
+def index_files(out: Path) -> bytes:
+    """An index's files but its header, one after the other (what two builds must share)."""
+    return b"".join(p.read_bytes() for p in sorted(out.iterdir()) if p.name != "header.json")
 
 
 def make_data(directory: Path, mb: int, seed: int) -> None:
@@ -56,10 +75,10 @@ def make_data(directory: Path, mb: int, seed: int) -> None:
     )
 
 
-def run(mode: str, evals: Path, corpus: Path) -> tuple[bytes, float, float]:
-    """(report, peak RSS in MB, seconds) of one child scan (its own rusage, from wait4)."""
+def run(mode: str, args: list[str]) -> tuple[bytes, float, float]:
+    """(output, peak RSS in MB, seconds) of one child command (its own rusage, from wait4)."""
     t = time.perf_counter()
-    cmd = [sys.executable, "-c", CHILD, mode, str(evals), "-c", str(corpus), "--json", "-j", "1"]
+    cmd = [sys.executable, "-c", CHILD, mode, *args]
     child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout is not None and child.stderr is not None
     out, err = child.stdout.read(), child.stderr.read()
@@ -75,6 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--mb", type=int, default=221, help="size of the document (MB)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--what", choices=WHAT, default="scan", help="the command measured")
     ap.add_argument("--make", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.make is not None:
@@ -87,17 +107,22 @@ def main() -> None:
         subprocess.run([*made, "--make", tmp], check=True)
         evals, corpus, small = (Path(tmp) / f for f in ("eval.jsonl", "long.jsonl", "small.jsonl"))
         size = os.path.getsize(corpus) / 1e6
-        _, base, _ = run("windowed", evals, small)
-        windowed, peak_w, t_w = run("windowed", evals, corpus)
-        whole, peak_h, t_h = run("whole", evals, corpus)
+        out = Path(tmp) / "index"
+        _, base, _ = run("windowed", command(args.what, evals, small, out))
+        outputs = []
+        for mode in ("windowed", "whole"):
+            got, peak, took = run(mode, command(args.what, evals, corpus, out))
+            outputs.append((index_files(out) if args.what == "index" else got, peak, took))
+        (windowed, peak_w, t_w), (whole, peak_h, t_h) = outputs
     same = "identical" if windowed == whole else "DIFFERENT"
+    print(f"`{' '.join(command(args.what, Path('EVAL'), Path('CORPUS'), Path('OUT')))}`")
     print(f"document: one JSONL line of {size:.1f} MB; fixed cost (baseline run): {base:.0f} MB")
     print("| run | peak RSS | over baseline | × document | seconds |")
     print("|---|--:|--:|--:|--:|")
     for name, peak, took in (("windowed", peak_w, t_w), ("whole", peak_h, t_h)):
         over = peak - base
         print(f"| {name} | {peak:.0f} MB | {over:.0f} MB | {over / size:.1f} | {took:.1f} |")
-    print(f"reports: {same}")
+    print(f"{'index files' if args.what == 'index' else 'reports'}: {same}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from contam_cli.engine.executor import Executor
 from contam_cli.engine.match import iter_batches
 from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
+from contam_cli.engine.windows import LONG_DOC_BYTES, window_ngrams
 from contam_cli.io.model import ReadNotes
 from contam_cli.text import Tokenizer, doc_lengths
 
@@ -44,7 +45,21 @@ class DocFrequency:
         self.counts = np.zeros(self.n_grams, dtype=np.int64)
 
     def add_chunk(self, index: EvalIndex, tk: Tokenizer, raw: Sequence[bytes]) -> None:
-        """Count the eval grams of `raw` (whole documents), once per document holding them."""
+        """Count the eval grams of `raw` (whole documents), once per document holding them (a
+        document longer than LONG_DOC_BYTES window by window: :mod:`contam_cli.engine.windows`)."""
+        is_long = doc_lengths(raw) > LONG_DOC_BYTES
+        if not is_long.any():
+            self._add_docs(index, tk, raw)
+            return
+        short = [raw[d] for d in np.flatnonzero(~is_long).tolist()]
+        if short:
+            self._add_docs(index, tk, short)
+        accel = tk.kernels is not None
+        for d in np.flatnonzero(is_long).tolist():
+            found = [index.lookup(g, accel=accel)[1] for g, _ in window_ngrams(raw[d], tk, index.n)]
+            self.counts[np.unique(np.concatenate(found))] += 1
+
+    def _add_docs(self, index: EvalIndex, tk: Tokenizer, raw: Sequence[bytes]) -> None:
         stream = tk.tokens(raw)
         grams, win = tk.ngrams(stream, index.n)
         hit, uidx = index.lookup(grams, accel=tk.kernels is not None)

@@ -27,7 +27,7 @@ import numpy as np
 
 from contam_cli.text import Tokenizer, TokenStream
 
-__all__ = ["LONG_DOC_BYTES", "WINDOW_BYTES", "Window", "iter_windows"]
+__all__ = ["LONG_DOC_BYTES", "WINDOW_BYTES", "Window", "iter_windows", "window_ngrams"]
 
 #: Documents longer than this are matched in windows (see the module docstring).
 LONG_DOC_BYTES = 32 << 20
@@ -86,6 +86,32 @@ def iter_windows(
         char_base += _char_count(piece[:step])
         a += step
         size = target
+
+
+def window_ngrams(
+    raw: bytes, tk: Tokenizer, n: int, window_bytes: int | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The n-gram hashes of document `raw` and the token position where each starts, window by
+    window: together, once each and in order, what ``tk.ngrams`` gives for the whole document.
+
+    Consecutive windows share at least n - 1 tokens, so every n-gram lies whole in one of them;
+    one that two windows hold is taken from the first.
+
+    >>> tk = Tokenizer()
+    >>> doc = b"one two three four five six seven"
+    >>> parts = list(window_ngrams(doc, tk, 3, window_bytes=10))
+    >>> whole = tk.ngrams(tk.tokens([doc]), 3)
+    >>> [np.concatenate(x).tolist() for x in zip(*parts)] == [w.tolist() for w in whole]
+    True
+    """
+    covered = 0  # positions below this were given by an earlier window
+    for w in iter_windows(raw, tk, max(n - 1, 1), window_bytes):
+        grams, win = tk.ngrams(w.stream, n)
+        start = win + w.token_base
+        keep = start >= covered
+        if len(start):
+            covered = max(covered, int(start[-1]) + 1)
+        yield grams[keep], start[keep]
 
 
 def _next_start(stream: TokenStream, overlap: int) -> tuple[int, int]:

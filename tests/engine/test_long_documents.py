@@ -143,3 +143,63 @@ def test_a_document_without_separators_is_taken_whole() -> None:
     raw = ("日本語" * 2000).encode()
     [win] = list(iter_windows(raw, tk, 3, window_bytes=64))
     assert win.raw == raw and win.token_base == 0
+
+
+@pytest.mark.parametrize("accel", [True, False], ids=["kernels", "numpy"])
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    words=st.integers(0, 400),
+    window=st.integers(1, 400),
+    n=st.integers(1, 6),
+)
+def test_window_ngrams_are_the_whole_documents(
+    accel: bool, seed: int, words: int, window: int, n: int
+) -> None:
+    raw = _document(np.random.default_rng(seed), words).encode()
+    tk = Tokenizer(accel=accel)
+    parts = list(windows.window_ngrams(raw, tk, n, window_bytes=window))
+    grams, start = (np.concatenate(x) for x in zip(*parts))
+    want_grams, want_start = tk.ngrams(tk.tokens([raw]), n)
+    assert grams.tolist() == want_grams.tolist()
+    assert start.tolist() == want_start.tolist()
+
+
+def test_index_build_and_document_frequency_window_long_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A corpus index (with positions) and --ignore-common's document frequencies take a long
+    # document window by window: the same files, byte for byte, and the same counts.
+    import contam_cli.engine.corpus_index.mapper as mapper
+    import contam_cli.engine.doc_frequency as doc_frequency
+    from contam_cli.engine.corpus_index import build_corpus_index
+    from contam_cli.engine.eval_index import build_eval_index
+    from contam_cli.engine.executor import InProcess
+    from contam_cli.features.scan import ScanOptions, resolve_sources
+
+    rng = np.random.default_rng(7)
+    docs = [_document(rng, 30), _document(rng, 3000), _document(rng, 20), _document(rng, 2000)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(b"".join(orjson.dumps({"text": d}) + b"\n" for d in docs))
+    opts = ScanOptions(n=4)
+    index = build_eval_index(_examples(rng, docs[1], 30) + docs[:1], 4)
+
+    def run(out: Path) -> np.ndarray:
+        sources = resolve_sources([corpus], opts)
+        spec = opts.corpus_spec
+        build_corpus_index(sources, out, n=4, norm=opts.norm, positions=True, corpus_spec=spec)
+        return doc_frequency.document_frequency(index, sources, opts, InProcess())
+
+    whole = run(tmp_path / "whole")
+    monkeypatch.setattr(mapper, "LONG_DOC_BYTES", 1000)
+    monkeypatch.setattr(doc_frequency, "LONG_DOC_BYTES", 1000)
+    monkeypatch.setattr(windows, "WINDOW_BYTES", 300)
+    assert run(tmp_path / "windows").tolist() == whole.tolist()
+    assert whole.max() >= 2  # grams found in several documents, long ones among them
+    files = sorted(p.name for p in (tmp_path / "whole").iterdir() if p.name != "header.json")
+    assert files and files == sorted(
+        p.name for p in (tmp_path / "windows").iterdir() if p.name != "header.json"
+    )
+    for name in files:
+        a, b = (tmp_path / "whole" / name).read_bytes(), (tmp_path / "windows" / name).read_bytes()
+        assert a == b, name

@@ -21,10 +21,11 @@ import numpy as np
 
 from contam_cli.engine.corpus_pass import tokenizer
 from contam_cli.engine.shards import Shard, whole_read_error
+from contam_cli.engine.windows import LONG_DOC_BYTES, window_ngrams
 from contam_cli.errors import ContamError, InputError, OutputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
-from contam_cli.text import NormConfig
+from contam_cli.text import NormConfig, doc_lengths
 
 __all__ = [
     "DOC_COLUMNS",
@@ -184,12 +185,21 @@ def _read_item(
         path, spec=ctx.spec, byte_range=rng, chunk_bytes=ctx.chunk_bytes, line_count=lines
     )
     for batch in batches:
-        stream = tk.tokens(batch.texts)
-        grams, win = tk.ngrams(stream, ctx.n)
-        counts = np.bincount(stream.doc, minlength=len(batch.texts))
-        doc = stream.doc[win]
-        pos = win - (np.cumsum(counts) - counts)[doc]
-        spill.add(grams, (doc + first_doc + n_docs).astype(np.uint64), pos.astype(np.uint64))
+        first = first_doc + n_docs
+        for a, b, whole in _runs(doc_lengths(batch.texts) <= LONG_DOC_BYTES):
+            if not whole:  # NOTE: one long document, window by window
+                for grams, pos in window_ngrams(batch.texts[a], tk, ctx.n):
+                    doc = np.full(len(grams), first + a, dtype=np.uint64)
+                    spill.add(grams, doc, pos.astype(np.uint64))
+                continue
+            whole_batch = (a, b) == (0, len(batch.texts))
+            texts = batch.texts if whole_batch else [batch.texts[d] for d in range(a, b)]
+            stream = tk.tokens(texts)
+            grams, win = tk.ngrams(stream, ctx.n)
+            counts = np.bincount(stream.doc, minlength=b - a)
+            doc = stream.doc[win]
+            pos = win - (np.cumsum(counts) - counts)[doc]
+            spill.add(grams, (doc + first + a).astype(np.uint64), pos.astype(np.uint64))
         if docs is not None:
             # NOTE: in a byte range first_ordinal is -1: records count from the range's start.
             first = batch.first_ordinal if batch.first_ordinal >= 0 else n_docs
@@ -198,6 +208,25 @@ def _read_item(
         n_grams += len(grams)
     start = None if rng is None else rng[0]
     return ItemInfo(str(path), start, n_docs, lines[0] if lines else 0), n_grams
+
+
+def _runs(short: np.ndarray) -> list[tuple[int, int, bool]]:
+    """The batch's documents in order as (start, stop, whole): runs of short documents, read
+    as one chunk, and each long one (`short` False) on its own.
+
+    >>> _runs(np.array([True, True, False, True]))
+    [(0, 2, True), (2, 3, False), (3, 4, True)]
+    """
+    out: list[tuple[int, int, bool]] = []
+    a = 0
+    for d in np.flatnonzero(~short).tolist():
+        if d > a:
+            out.append((a, d, True))
+        out.append((d, d + 1, False))
+        a = d + 1
+    if a < len(short) or not out:
+        out.append((a, len(short), True))
+    return out
 
 
 class _Docs:
