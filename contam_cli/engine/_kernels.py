@@ -24,6 +24,9 @@ _S18 = _U(18)
 #: examples).
 PREFETCH_AHEAD = 128
 
+#: How far ahead :func:`dedup` prefetches its per-example counts.
+_DEDUP_AHEAD = 64
+
 #: Buckets up to this size are sorted by insertion (stable, no allocation); larger ones (a gram
 #: shared by many examples, like a benchmark's boilerplate) by a stable merge sort.
 _SMALL = 32
@@ -154,6 +157,10 @@ def dedup(g, e, ptr, first, total):  # noqa: ANN001, ANN201
     n = g.shape[0]
     m = 0
     for i in range(n):
+        # NOTE: `total` is indexed in no order (examples, gram after gram): fetched ahead, its
+        # cache misses overlap instead of coming one after another.
+        if i + _DEDUP_AHEAD < n:
+            _prefetch(total, np.int64(e[i + _DEDUP_AHEAD]))
         if i == 0 or g[i] != g[i - 1]:
             ptr[m] = i
             g[m] = g[i]
