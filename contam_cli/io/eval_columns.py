@@ -84,115 +84,106 @@ def _file_columns(src: FileSource, size: int) -> Iterator[_Columns]:
     """One eval file's records as columns, up to `size` at a time (see iter_eval_columns)."""
     cols: _Columns = ([], [], [], [])
     if src.spec.fields or src.spec.id_field is not None or detect_format(src.path) != "jsonl":
-        try:
-            for rec in _read_file(src):
-                loc = rec.locator
-                _append(cols, rec.id, rec.text, loc.line, loc.record)
-                if len(cols[0]) == size:
-                    yield cols
-                    cols = ([], [], [], [])
-        except Exception:
-            if cols[0]:  # NOTE: see _jsonl_columns
-                yield cols
-            raise
-        if cols[0]:
-            yield cols
+        yield from _in_batches(_record_rows(src, cols), cols, size)
         return
     k = jsonl_kernels()
     try:
         with open_binary(src.target) as fh:
             count = 0
-            route = (
-                _jsonl_columns(src, iter_lines(fh, 0, src.path), size)
+            rows = (
+                _jsonl_rows(src, iter_lines(fh, 0, src.path), cols)
                 if k is None
-                else _kernel_columns(k, src, fh, size)
+                else _kernel_rows(k, src, fh, cols)
             )
-            for cols in route:
-                count += len(cols[0])
-                yield cols
+            for batch in _in_batches(rows, cols, size):
+                count += len(batch[0])
+                yield batch
     except OSError as exc:
         raise InputError(src.path, f"cannot read file: {exc.strerror or exc}") from None
     if count == 0:
         raise InputError(src.path, "no records")
 
 
-def _jsonl_columns(
-    src: FileSource, lines: Iterator[tuple[int, bytes]], size: int
-) -> Iterator[_Columns]:
-    loads, invalid = orjson.loads, orjson.JSONDecodeError
-    ids: list[str] = []
-    texts: list[bytes] = []
-    line_nos: list[int] = []
-    ordinals: list[int] = []
-    line_no = ordinal = 0
-    try:
-        for offset, raw in lines:
-            line_no += 1
-            found: object = None
-            text: object = None
-            obj: object = invalid
-            if offset and len(raw) <= BIG_LINE and not raw.endswith(b"\r"):
-                try:
-                    obj = loads(raw)
-                except invalid:  # NOTE: blank, not JSON, or a lone surrogate: the reader says which
-                    obj = invalid
-                if type(obj) is dict:  # NOTE: hot path: {"id": str, "text": str}
-                    text, found = obj.get("text"), obj.get("id")
-            if type(text) is not str or type(found) is not str:
-                rec = _other_line(
-                    src, offset, raw, line_no, ordinal, None if obj is invalid else obj
-                )
-                if rec is None:
-                    continue
-                found, text = rec.id, rec.text
-            ids.append(found)
-            texts.append(text.encode("utf-8", "surrogatepass"))
-            line_nos.append(line_no)
-            ordinals.append(ordinal)
-            ordinal += 1
-            if len(ids) == size:
-                yield ids, texts, line_nos, ordinals
-                ids, texts, line_nos, ordinals = [], [], [], []
-    except Exception:
-        # NOTE: the records read before the error go first: a duplicate id among them is the
-        # error the record reader meets first, as it checks each record once it is read.
-        if ids:
-            yield ids, texts, line_nos, ordinals
-        raise
-    if ids:
-        yield ids, texts, line_nos, ordinals
+def _in_batches(rows: Iterator[None], cols: _Columns, size: int) -> Iterator[_Columns]:
+    """The records `rows` appends to `cols` (it yields after each few), `size` at a time.
 
-
-def _kernel_columns(k: ModuleType, src: FileSource, fh: BinaryIO, size: int) -> Iterator[_Columns]:
-    """:func:`_jsonl_columns` by the compiled line scanner: a block of lines at a time, the
-    ids and texts of the lines it accepts decoded by one kernel call, and every line it
-    declines (and the first, the ``\\r``-ended and the very long ones) through the record
-    reader, as there."""
-    cols: _Columns = ([], [], [], [])
-    line_no = ordinal = offset = 0
-    pending: list[bytes] = []
+    NOTE: the records read before an error go first: a duplicate id among them is the error
+    the record reader meets first, as it checks each record once it is read.
+    """
     try:
-        while True:
-            block = read(fh, BLOCK_SIZE, src.path, line_no + 1)
-            cut = block.rfind(b"\n")
-            if block and cut < 0:
-                pending.append(block)
-                continue
-            data = b"".join([*pending, block[: cut + 1]])
-            pending = [block[cut + 1 :]]
-            ordinal, lines = _block_columns(k, src, data, offset, line_no, ordinal, cols)
-            line_no += lines
-            offset += len(data)
+        for _ in rows:
             while len(cols[0]) >= size:
                 yield _head(cols, size)
-            if not block:
-                break
     except Exception:
-        if cols[0]:  # NOTE: see _jsonl_columns
-            yield cols
+        if cols[0]:
+            yield _head(cols, len(cols[0]))
         raise
     if cols[0]:
-        yield cols
+        yield _head(cols, len(cols[0]))
+
+
+def _record_rows(src: FileSource, cols: _Columns) -> Iterator[None]:
+    """Every record of the file by the record reader, into `cols`."""
+    for rec in _read_file(src):
+        loc = rec.locator
+        _append(cols, rec.id, rec.text, loc.line, loc.record)
+        yield
+
+
+def _jsonl_rows(
+    src: FileSource, lines: Iterator[tuple[int, bytes]], cols: _Columns
+) -> Iterator[None]:
+    """Every record of a JSONL file's `lines`, into `cols`: each line that parses to an object
+    with a string "id" and "text" at once, any other through the record reader."""
+    loads, invalid = orjson.loads, orjson.JSONDecodeError
+    ids, texts, line_nos, ordinals = cols
+    line_no = ordinal = 0
+    for offset, raw in lines:
+        line_no += 1
+        found: object = None
+        text: object = None
+        obj: object = invalid
+        if offset and len(raw) <= BIG_LINE and not raw.endswith(b"\r"):
+            try:
+                obj = loads(raw)
+            except invalid:  # NOTE: blank, not JSON, or a lone surrogate: the reader says which
+                obj = invalid
+            if type(obj) is dict:  # NOTE: hot path: {"id": str, "text": str}
+                text, found = obj.get("text"), obj.get("id")
+        if type(text) is not str or type(found) is not str:
+            rec = _other_line(src, offset, raw, line_no, ordinal, None if obj is invalid else obj)
+            if rec is None:
+                continue
+            found, text = rec.id, rec.text
+        ids.append(found)
+        texts.append(text.encode("utf-8", "surrogatepass"))
+        line_nos.append(line_no)
+        ordinals.append(ordinal)
+        ordinal += 1
+        yield
+
+
+def _kernel_rows(k: ModuleType, src: FileSource, fh: BinaryIO, cols: _Columns) -> Iterator[None]:
+    """:func:`_jsonl_rows` by the compiled line scanner: a block of lines at a time, the ids
+    and texts of the lines it accepts decoded by one kernel call, and every line it declines
+    (and the first, the ``\\r``-ended and the very long ones) through the record reader, as
+    there."""
+    line_no = ordinal = offset = 0
+    pending: list[bytes] = []
+    while True:
+        block = read(fh, BLOCK_SIZE, src.path, line_no + 1)
+        cut = block.rfind(b"\n")
+        if block and cut < 0:
+            pending.append(block)
+            continue
+        data = b"".join([*pending, block[: cut + 1]])
+        pending = [block[cut + 1 :]]
+        ordinal, lines = _block_columns(k, src, data, offset, line_no, ordinal, cols)
+        line_no += lines
+        offset += len(data)
+        yield
+        if not block:
+            break
 
 
 def _block_columns(
@@ -210,7 +201,7 @@ def _block_columns(
     arr = np.frombuffer(data, dtype=np.uint8)
     starts, ends, status, t0, t1, out, i0, i1, id_bytes = k.scan_eval_lines(arr, offset == 0)
     fast = status == k.FAST
-    # NOTE: as _jsonl_columns: a "\r"-ended or very long line goes to the record reader.
+    # NOTE: as _jsonl_rows: a "\r"-ended or very long line goes to the record reader.
     last = arr[np.maximum(ends - 1, 0)]
     fast &= ((ends > starts) & (last != 0x0D)) & (ends - starts <= BIG_LINE)
     other = np.flatnonzero(~fast & (status != k.BLANK)).tolist()
