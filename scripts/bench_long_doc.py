@@ -9,7 +9,7 @@ Each run is a child process (`contam scan ... --json`, one job); its peak RSS is
 (``os.wait4``). "whole" sets the windowing thresholds above the document
 (the code before windows, apart from the reading fixes); "baseline" is the same command on a
 one-line corpus, for the process's fixed cost (numpy, numba and the kernels). For ``--what
-index`` the two indexes' files (all but the header, which holds the time) are compared.
+index`` the two indexes' files (the header included) are compared.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def command(what: str, evals: Path, corpus: Path, out: Path) -> list[str]:
 
 
 def index_files(out: Path) -> bytes:
-    """An index's files but its header, one after the other (what two builds must share)."""
-    return b"".join(p.read_bytes() for p in sorted(out.iterdir()) if p.name != "header.json")
+    """An index's files, one after the other (what two builds must share)."""
+    return b"".join(p.read_bytes() for p in sorted(out.iterdir()))
 
 
 def make_data(directory: Path, mb: int, seed: int) -> None:

@@ -191,6 +191,7 @@ def _read_item(
                 for grams, pos in window_ngrams(batch.texts[a], tk, ctx.n):
                     doc = np.full(len(grams), first + a, dtype=np.uint64)
                     spill.add(grams, doc, pos.astype(np.uint64))
+                    n_grams += len(grams)
                 continue
             whole_batch = (a, b) == (0, len(batch.texts))
             texts = batch.texts if whole_batch else [batch.texts[d] for d in range(a, b)]
@@ -200,12 +201,12 @@ def _read_item(
             doc = stream.doc[win]
             pos = win - (np.cumsum(counts) - counts)[doc]
             spill.add(grams, (doc + first + a).astype(np.uint64), pos.astype(np.uint64))
+            n_grams += len(grams)
         if docs is not None:
             # NOTE: in a byte range first_ordinal is -1: records count from the range's start.
             first = batch.first_ordinal if batch.first_ordinal >= 0 else n_docs
             docs.add(ordinal, batch.offsets, first, batch.lines)
         n_docs += len(batch.texts)
-        n_grams += len(grams)
     start = None if rng is None else rng[0]
     return ItemInfo(str(path), start, n_docs, lines[0] if lines else 0), n_grams
 
