@@ -28,8 +28,7 @@ from contam_cli.io.read_digests import ReadDigests
 if TYPE_CHECKING:
     from multiprocessing.context import ForkContext  # NOTE: absent on Windows
 
-__all__ = ["ForkedHashing", "Hashing", "NoHashing", "ReadHashing", "ThreadHashing"]
-__all__ += ["corpus_hashes"]
+__all__ = ["ForkedHashing", "Hashing", "NoHashing", "ReadHashing", "ThreadHashing", "corpus_hashes"]
 
 
 class Hashing(Protocol):

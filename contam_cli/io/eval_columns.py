@@ -54,10 +54,11 @@ def iter_eval_columns(
     errors), up to `size` at a time as columns.
 
     NOTE: a JSONL file under the default spec is read without a Record per line: a line that
-    parses to an object with a string "id" and "text" goes straight into the columns, and any
-    other line (the first, blank ones, ``\\r\\n`` ends, other shapes, errors) through the record
-    reader. For the other files this is iter_eval batched. ``tests/io/test_eval_columns.py``
-    holds the two equal.
+    holds an object with a string "id" and "text" goes straight into the columns (decoded by the
+    compiled line scanner a block at a time where numba is installed, else parsed line by line),
+    and any other line (the first, blank ones, ``\\r\\n`` ends, other shapes, errors) through
+    the record reader. For the other files this is iter_eval batched.
+    ``tests/io/test_eval_columns.py`` holds every route equal to it.
     """
     sources = eval_sources(paths, spec, include, exclude, notes)
     seen: dict[str, int] = {}

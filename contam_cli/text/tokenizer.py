@@ -3,7 +3,10 @@
 ASCII text takes the vectorized path entirely (see :mod:`contam_cli.text.hashing` for the hash
 definition). A "word" (maximal run of bytes that are not ASCII separators) holding any non-ASCII
 byte is tokenized by :func:`contam_cli.text.normalize.tokenize` and its token hashes are cached by
-the word's bytes, so Python only sees words it has never seen before.
+the word's bytes, so Python only sees words it has never seen before. With the compiled kernels
+(extra ``fast``) one kernel tokenizes every word of a chunk, the non-ASCII ones through the
+character tables of :mod:`contam_cli.text.tables` first; only the words those cannot tokenize
+reach the normalizer.
 """
 
 from __future__ import annotations
