@@ -133,8 +133,10 @@ def scratch(n: int, dtype: Any) -> np.ndarray:
     the eval side's time in the kernel.
     """
     nbytes = n * np.dtype(dtype).itemsize
-    if nbytes < 4 << 20 or not hasattr(mmap, "MADV_HUGEPAGE"):
+    if nbytes < 4 << 20 or not hasattr(mmap, "MADV_NOHUGEPAGE"):
         return np.zeros(n, dtype=dtype)
-    # NOTE: a private anonymous mapping is zero-filled, and freed with the array.
+    # NOTE: a private anonymous mapping is zero-filled, and freed with the array. Said in so
+    # many words, so that a system that gives huge pages unasked (THP "always") gives none.
     buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    buf.madvise(mmap.MADV_NOHUGEPAGE)
     return np.frombuffer(buf, dtype=dtype, count=n)
