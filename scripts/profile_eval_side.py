@@ -6,10 +6,9 @@
 Runs the same library calls as ``contam scan EVAL --corpus CORPUS --report OUT`` (index the eval
 set, stream the corpus past it, build the report, read the reviewed eval texts again, write the
 JSON), timing each and printing, after each, the process's CPU seconds (and the kernel's share of
-them), its resident memory and
-its peak resident memory so far (``ru_maxrss``). ``--tracemalloc`` adds the peak of Python-level
-allocations per phase (numpy's arrays included; slower). ``--cprofile`` writes a profile of the
-whole run for ``python -m pstats``.
+them), its resident memory and its peak resident memory so far (``ru_maxrss``).
+``--tracemalloc`` adds the peak of Python-level allocations per phase (numpy's arrays included;
+slower). ``--cprofile`` writes a profile of the whole run for ``python -m pstats``.
 
 Run it in a fresh process per measurement: a phase's peak includes every phase before it.
 """
