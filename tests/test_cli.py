@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import typer
 from conftest import CD, DECONTAM
 from typer.testing import CliRunner
 
-from contam_cli.cli import app
+from contam_cli.cli import COMMANDS, app
 
 runner = CliRunner()
 BENCH = str(CD / "examples" / "benchmark.jsonl")
@@ -148,13 +150,40 @@ def test_python_dash_m_and_version() -> None:
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    for cmd in app.registered_commands:
-        assert cmd.callback.__doc__, cmd.name
-        assert f"contam {cmd.name}" in readme, cmd.name
-    for group in app.registered_groups:
-        for cmd in group.typer_instance.registered_commands:
-            assert cmd.callback.__doc__, cmd.name
-            assert f"contam {group.name} {cmd.name}" in readme, cmd.name
+    seen = 0
+    for name, (module, attribute) in COMMANDS.items():
+        target = getattr(importlib.import_module(module), attribute)
+        if isinstance(target, typer.Typer):
+            for cmd in target.registered_commands:
+                assert cmd.callback.__doc__, cmd.name
+                assert f"contam {name} {cmd.name}" in readme, cmd.name
+                seen += 1
+        else:
+            assert target.__doc__, name
+            assert f"contam {name}" in readme, name
+            seen += 1
+    assert seen >= len(COMMANDS)
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    code = (
+        "import sys; from contam_cli.entry import main; sys.argv = ['contam', 'report', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('contam_cli.cli.')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = proc.stdout.splitlines()[-1]
+    assert "contam_cli.cli.report" in loaded
+    for other in ("scan", "bench", "app_page", "probe", "impact", "index"):
+        assert f"contam_cli.cli.{other}'" not in loaded, other
+
+
+def test_help_lists_every_command_and_a_typo_gets_a_suggestion() -> None:
+    listed = run("--help").stdout
+    rows = listed[listed.index("Commands:") :].splitlines()[1:]
+    assert [row.split()[0] for row in rows if row.strip()] == list(COMMANDS)
+    typo = run("scna")
+    assert typo.exit_code == 2 and "Did you mean 'scan'?" in typo.stderr
 
 
 def test_table_limit_keeps_the_most_suspicious_and_says_what_is_left_out() -> None:

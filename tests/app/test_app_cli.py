@@ -14,7 +14,7 @@ from typer.testing import CliRunner, Result
 from contam_cli.app import launch
 from contam_cli.cli import app
 
-cli_app = sys.modules["contam_cli.cli.app"]
+cli_app = importlib.import_module("contam_cli.cli.app_page")
 runner = CliRunner()
 
 
