@@ -44,7 +44,7 @@ import pytest
 from conftest import CD, FIXTURES, ROOT
 from typer.testing import CliRunner
 
-from contam_cli.cli import app
+from contam_cli.cli import COMMANDS, app
 
 zstandard = pytest.importorskip("zstandard")
 
@@ -1950,7 +1950,7 @@ def test_the_catalogue_is_big_enough() -> None:
 
 
 def test_every_command_the_catalogue_covers_exists() -> None:
-    names = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    names = set(COMMANDS)
     covered = {p.id.split("-", 1)[0] for p in CASES}
     assert covered <= names, covered - names
     # NOTE: commands added since this catalogue was written (bench, app) have no cases yet.
