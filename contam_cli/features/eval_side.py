@@ -103,7 +103,7 @@ def _index_fresh(
 ) -> _Indexed:
     """:func:`index_eval` without the cache (`hashes`: the eval files' sha256, when known)."""
     builder = RefsBuilder()
-    texts, describe = _texts(eval, opts, builder, hashes)
+    texts, describe = _texts(eval, opts, builder, hashes, tk)
     eval_index = build_eval_index(texts, opts.n, opts.norm, tk)
     if not len(builder):
         raise UsageError("the eval set holds no examples")
@@ -112,7 +112,11 @@ def _index_fresh(
 
 
 def _texts(
-    eval: Any, opts: ScanOptions, builder: RefsBuilder, hashes: dict[Path, str] | None
+    eval: Any,
+    opts: ScanOptions,
+    builder: RefsBuilder,
+    hashes: dict[Path, str] | None,
+    tk: Tokenizer,
 ) -> tuple[Iterator[str | bytes], Describe]:
     """The eval texts (str, or UTF-8 from files), each record's id and line going into
     `builder` as its text is read (files as columns, :mod:`contam_cli.io.eval_columns`); and
@@ -129,7 +133,9 @@ def _texts(
         return from_records(), describe
     paths = list(given.paths)
     notes = ReadNotes()
-    columns = iter_eval_columns(paths, opts.eval_spec, opts.include, opts.exclude, notes)
+    columns = iter_eval_columns(
+        paths, opts.eval_spec, opts.include, opts.exclude, notes, accel=tk.kernels is not None
+    )
 
     def from_columns() -> Iterator[str | bytes]:
         for batch in columns:

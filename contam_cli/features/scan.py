@@ -28,7 +28,8 @@ from contam_cli.features.eval_side import eval_warnings, index_eval, index_eval_
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import IndexCounts, ngram_report
-from contam_cli.io.discover import iter_files, list_files
+from contam_cli.io.accel import chosen
+from contam_cli.io.discover import files_bytes, iter_files, list_files
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
 from contam_cli.io.remote import RemoteFile, url_parts
@@ -36,7 +37,6 @@ from contam_cli.io.roles import check_roles
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report
 from contam_cli.text import Tokenizer
-from contam_cli.text.accel import kernels
 
 __all__ = [
     "CorpusScan",
@@ -50,8 +50,6 @@ __all__ = [
 ]
 
 ProgressFn = Callable[[int], None]
-#: Below this much corpus on disk, loading the compiled kernels costs more than they save.
-ACCEL_MIN_BYTES = 64 << 20
 
 
 def scan(
@@ -166,7 +164,7 @@ def scan_corpus(
     local = [p for s in sources for p in s.paths if isinstance(p, Path)]
     hashing = corpus_hashes(local if opts.hash_corpus else [], executor)
     try:
-        opts = replace(opts, accel=_want_kernels(opts, sources))
+        opts = replace(opts, accel=_want_kernels(opts, sources, eval))
         tk = Tokenizer(opts.norm, accel=opts.accel)
         records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
         fuzzy = fuzzy_eval_index(eval, opts, len(records), tk) if opts.fuzzy is not None else None
@@ -248,6 +246,7 @@ def _scan_index(
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
     _check_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
+    opts = replace(opts, accel=chosen(opts.accel, _eval_bytes(eval, opts)))
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
     suppression = suppress(eval_index, opts, None) if opts.ignores else None
@@ -292,11 +291,15 @@ def _trim_heap() -> None:
         pass
 
 
-def _want_kernels(opts: ScanOptions, sources: list[Source]) -> bool:
-    if opts.accel is not None:
-        return opts.accel
+def _want_kernels(opts: ScanOptions, sources: list[Source], eval: Any) -> bool:
+    """Whether this scan uses the compiled kernels (:func:`~contam_cli.io.accel.chosen`, by the
+    corpus and eval files on disk). The eval reader follows the tokenizer's choice."""
     on_disk = sum(p.stat().st_size for s in sources for p in s.paths)
-    return on_disk >= ACCEL_MIN_BYTES and kernels() is not None
+    return chosen(opts.accel, on_disk + _eval_bytes(eval, opts))
+
+
+def _eval_bytes(eval: Any, opts: ScanOptions) -> int:
+    return files_bytes(classify(eval, what="eval").paths, opts.include, opts.exclude)
 
 
 # -- the corpus side ---------------------------------------------------------------------------

@@ -28,7 +28,12 @@ from typing import Any
 from contam_cli.errors import OutputError
 from contam_cli.io.output import write_atomic
 
-__all__ = ["enabled", "load"]
+__all__ = ["MIN_BYTES", "chosen", "enabled", "load"]
+
+MIN_BYTES = 64 << 20
+"""Below this much input on disk (corpus and eval files together), loading the compiled kernels
+costs more than they save: numba's import and first load take about 0.7 s, and the numpy path
+reads 64 MB in about a second more than they would."""
 
 
 @functools.cache
@@ -41,6 +46,15 @@ def enabled() -> bool:
     except ImportError:
         return False
     return True
+
+
+def chosen(accel: bool | None, nbytes: int) -> bool:
+    """Whether a run over `nbytes` of input uses the compiled kernels: `accel` when given (True
+    fails later if numba is missing), else when the input reaches MIN_BYTES and they are
+    :func:`enabled`. A run decides once and hands the answer to its tokenizers and workers."""
+    if accel is not None:
+        return accel
+    return nbytes >= MIN_BYTES and enabled()
 
 
 def load(module: str) -> ModuleType | None:

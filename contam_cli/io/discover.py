@@ -13,7 +13,7 @@ from contam_cli.io.formats import StrPath, format_of
 from contam_cli.io.read_digests import hash_rest
 from contam_cli.io.remote import RemoteFile, is_url, list_objects
 
-__all__ = ["check_regular", "iter_files", "list_files", "sha256_file"]
+__all__ = ["check_regular", "files_bytes", "iter_files", "list_files", "sha256_file"]
 
 # Metadata files that Hugging Face `Dataset.save_to_disk` writes beside its .arrow shards.
 _HF_METADATA = ("state.json", "dataset_info.json", "dataset_dict.json")
@@ -109,6 +109,13 @@ _NOTHING_FOUND = (
     "no input files found (looked for .jsonl, .json, .txt, .ndjson, "
     ".parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst)"
 )
+
+
+def files_bytes(
+    paths: Sequence[StrPath], include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> int:
+    """The bytes on disk of every file that :func:`iter_files` yields under `paths`."""
+    return sum(f.stat().st_size for p in paths for f in iter_files(p, include, exclude))
 
 
 def list_files(

@@ -49,6 +49,7 @@ def iter_eval_columns(
     exclude: Sequence[str] = (),
     notes: ReadNotes | None = None,
     size: int = 4096,
+    accel: bool | None = None,
 ) -> Iterator[EvalColumns]:
     """:func:`~contam_cli.io.readers.iter_eval`'s records (the same ids, texts, lines and
     errors), up to `size` at a time as columns.
@@ -57,7 +58,8 @@ def iter_eval_columns(
     holds an object with a string "id" and "text" goes straight into the columns (decoded by the
     compiled line scanner a block at a time where numba is installed, else parsed line by line),
     and any other line (the first, blank ones, ``\\r\\n`` ends, other shapes, errors) through
-    the record reader. For the other files this is iter_eval batched.
+    the record reader. For the other files this is iter_eval batched. `accel`: use the compiled
+    scanner (None: when installed; False: never, as when the caller's tokenizer does without).
     ``tests/io/test_eval_columns.py`` holds every route equal to it.
     """
     sources = eval_sources(paths, spec, include, exclude, notes)
@@ -65,7 +67,7 @@ def iter_eval_columns(
     # NOTE: where each id was first seen (file, line, record), as columns: see iter_eval
     where = (array("i"), array("q"), array("q"))
     for f, src in enumerate(sources):
-        for batch in _file_columns(src, size):
+        for batch in _file_columns(src, size, accel):
             ids, texts, lines, ordinals = batch
             if not seen.keys().isdisjoint(ids) or len(set(ids)) != len(ids):
                 _refuse_duplicate(sources, seen, where, src.path, batch)
@@ -81,13 +83,13 @@ _Columns = tuple[list[str], list[bytes], list[int], list[int]]
 """ids, texts, lines and record ordinals (-1: unknown) of consecutive records."""
 
 
-def _file_columns(src: FileSource, size: int) -> Iterator[_Columns]:
+def _file_columns(src: FileSource, size: int, accel: bool | None) -> Iterator[_Columns]:
     """One eval file's records as columns, up to `size` at a time (see iter_eval_columns)."""
     cols: _Columns = ([], [], [], [])
     if src.spec.fields or src.spec.id_field is not None or detect_format(src.path) != "jsonl":
         yield from _in_batches(_record_rows(src, cols), cols, size)
         return
-    k = jsonl_kernels()
+    k = jsonl_kernels() if accel is not False else None
     try:
         with open_binary(src.target) as fh:
             count = 0

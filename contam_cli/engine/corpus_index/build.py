@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -48,6 +49,7 @@ from contam_cli.engine.corpus_index.reducer import (
 from contam_cli.engine.executor import Executor, make_executor
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import OutputError
+from contam_cli.io.accel import chosen
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
 from contam_cli.io.remote import RemoteFile, is_url
@@ -76,6 +78,7 @@ def build_corpus_index(
     inputs: Sequence[str | os.PathLike[str]] = (),
     jobs: int = 1,
     executor: Executor | None = None,
+    accel: bool | None = None,
 ) -> IndexHeader:
     """Build an index of every n-gram of `sources` into directory `out` (atomically: built beside
     it and renamed into place; nothing is left behind on an error or an interrupt).
@@ -83,7 +86,9 @@ def build_corpus_index(
     `inputs`: the paths the user gave (directories too), which the output must stay out of.
     `executor` runs the map and reduce tasks (default: local processes for `jobs`, 0 meaning
     every core; in this process for 1); on a Ray cluster `out` must be on storage every node
-    shares. The index is the same, byte for byte, with any executor.
+    shares. `accel`: tokenize with the compiled kernels (None: by the corpus size, see
+    :func:`~contam_cli.io.accel.chosen`). The index is the same, byte for byte, with any
+    executor, with or without the kernels.
     """
     out = Path(out)
     # NOTE: a local index cannot be written over a remote input: only paths are checked.
@@ -94,7 +99,7 @@ def build_corpus_index(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
         os.chmod(tmp, 0o777 & ~_umask())  # NOTE: mkdtemp's 0700 would surprise users.
-        build = _Build(tmp, out, n, norm, positions, corpus_spec, chunk_bytes)
+        build = _Build(tmp, out, n, norm, positions, corpus_spec, chunk_bytes, accel)
         described = build.run(sources, executor, jobs, progress)
         header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described)
         (tmp / "header.json").write_bytes(
@@ -145,8 +150,9 @@ class _Build:
         positions: bool,
         spec: TextSpec,
         chunk_bytes: int,
+        accel: bool | None,
     ) -> None:
-        self.tmp, self.out, self.positions = tmp, out, positions
+        self.tmp, self.out, self.positions, self.accel = tmp, out, positions, accel
         token = secrets.token_hex(16)
         (tmp / MARKER).write_text(token, encoding="utf-8")
         (tmp / "map").mkdir()
@@ -163,7 +169,9 @@ class _Build:
         progress: ProgressFn | None,
     ) -> list[dict[str, Any]]:
         """Build every source into the staging directory; their header entries."""
-        bits = [bucket_bits(sum(p.stat().st_size for p in src.paths)) for src in sources]
+        sizes = [sum(p.stat().st_size for p in src.paths) for src in sources]
+        bits = [bucket_bits(size) for size in sizes]
+        self.map_ctx = replace(self.map_ctx, accel=chosen(self.accel, sum(sizes)))
         with _held(executor):
             tasks, results, entries = self._map(sources, bits, executor, jobs, progress)
             plan = [self._groups(k, bits[k], tasks, results[k]) for k in range(len(sources))]

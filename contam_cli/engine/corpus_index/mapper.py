@@ -62,6 +62,8 @@ class MapContext:
     """The content of its MARKER file: proof that a worker sees the driver's directory."""
     spill_bytes: int = 64 << 20
     """Records held in memory before a segment is written."""
+    accel: bool | None = None
+    """Whether the tokenizers use the compiled kernels (None: when installed)."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ def _read_item(
     docs: _Docs | None,
 ) -> tuple[ItemInfo, int]:
     """One file (or byte range) of the shard: its documents numbered from `first_doc`."""
-    tk = tokenizer(ctx.norm, None)
+    tk = tokenizer(ctx.norm, ctx.accel)
     lines: list[int] = []
     n_docs = n_grams = 0
     batches = iter_text_batches(

@@ -23,13 +23,16 @@ from contam_cli.features.clean.edits import _Edit, _Unit
 from contam_cli.features.clean.fuzzy import check_fuzzy, describe_cut, fuzzy_cut, scan_for_clean
 from contam_cli.features.clean.layout import (
     CorpusArg,
+    _check_manifest,
     _check_targets,
     _corpus_groups,
     _eval_paths,
     _layout,
     _local_inputs,
+    _relative_inside,
     _scan_options,
     _staged_dir,
+    _with_kernels,
 )
 from contam_cli.features.clean.rewrite import (
     _copy_prefix,
@@ -41,7 +44,7 @@ from contam_cli.features.clean.rewrite import (
 from contam_cli.features.scan import ProgressFn, index_eval
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
-from contam_cli.io.formats import format_of, open_raw
+from contam_cli.io.formats import open_raw
 from contam_cli.io.inputs import name_paths
 from contam_cli.io.output import atomic_writer, check_target, output_group, write_atomic
 from contam_cli.io.remote import READ_BLOCK, RemoteFile
@@ -171,7 +174,8 @@ def clean_corpus(
             raise UsageError("a report of a corpus clean needs flagged_only (it is the scan)")
         check_target(report_path, inputs)
     check_fuzzy(eval, opts, policy)
-    tk = Tokenizer(opts.norm)
+    opts = _with_kernels(opts, eval, layout)
+    tk = Tokenizer(opts.norm, accel=opts.accel)
     report = None
     if flagged_only:
         records, eval_inputs, report = scan_for_clean(
@@ -190,7 +194,9 @@ def clean_corpus(
             f"(all shorter than n={opts.n}): nothing to remove, "
             "nothing written"
         )
-    ctx = _Context(index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs), fuzzy)
+    ctx = _Context(
+        index, rule, opts.corpus_spec, opts.norm, opts.chunk_bytes, tuple(inputs), fuzzy, opts.accel
+    )
     config = {
         **opts.describe(),
         **rule.describe(),
@@ -221,25 +227,6 @@ def clean_corpus(
         if out_report is not None and report is not None:
             write_json(report, out_report)
     return result
-
-
-def _check_manifest(manifest: Path, outdir: Path, inputs: list[Path]) -> None:
-    inside = _relative_inside(manifest, outdir)
-    if inside is None:
-        _check_targets([manifest], inputs, force=True, directory=False)
-    elif format_of(manifest.name) is not None and not any(
-        part.startswith(".") for part in inside.parts
-    ):
-        # NOTE: a later scan of OUTDIR would read a visible .json manifest as corpus data.
-        raise UsageError(
-            f"{manifest}: a manifest inside OUTDIR must be hidden (a name starting with '.'), "
-            "or a later scan of OUTDIR would read it as corpus data"
-        )
-
-
-def _relative_inside(path: Path, directory: Path) -> Path | None:
-    p, d = path.resolve(), directory.resolve()
-    return p.relative_to(d) if p != d and p.is_relative_to(d) else None
 
 
 @dataclass
@@ -287,7 +274,7 @@ def _clean_files(
 
 def clean_task(ctx: _Context, task: tuple[Path | RemoteFile, str, Path]) -> FileStats:
     """The work function of a corpus clean: one file."""
-    return _clean_file(*task, ctx, tokenizer(ctx.norm, None))
+    return _clean_file(*task, ctx, tokenizer(ctx.norm, ctx.accel))
 
 
 def _clean_file(

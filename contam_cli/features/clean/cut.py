@@ -66,6 +66,8 @@ class _Context:
     inputs: tuple[Path, ...]
     fuzzy: FuzzyCut | None = None
     """Reworded copies to cut besides the n-gram windows (see :mod:`.fuzzy`); None: off."""
+    accel: bool | None = None
+    """Whether the tokenizers use the compiled kernels (None: when installed)."""
 
 
 def _plan_batch(batch: list[_Unit], fmt: str, ctx: _Context, tk: Tokenizer) -> list[_Edit | None]:

@@ -14,8 +14,10 @@ from typing import Any
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, OutputError, UsageError
 from contam_cli.io import iter_files
-from contam_cli.io.discover import list_files
+from contam_cli.io.accel import chosen
+from contam_cli.io.discover import files_bytes, list_files
 from contam_cli.io.formats import StrPath as PathLike
+from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify
 from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
 from contam_cli.io.remote import RemoteFile, Url, url_parts
@@ -112,6 +114,35 @@ def _remote_layout(url: Url, lone: bool, opts: ScanOptions) -> list[tuple[Remote
         assert isinstance(f, RemoteFile)
         out.append((f, f.name if not f.rel else f.rel if lone else f"{name}/{f.rel}"))
     return out
+
+
+def _check_manifest(manifest: Path, outdir: Path, inputs: list[Path]) -> None:
+    inside = _relative_inside(manifest, outdir)
+    if inside is None:
+        _check_targets([manifest], inputs, force=True, directory=False)
+    elif format_of(manifest.name) is not None and not any(
+        part.startswith(".") for part in inside.parts
+    ):
+        # NOTE: a later scan of OUTDIR would read a visible .json manifest as corpus data.
+        raise UsageError(
+            f"{manifest}: a manifest inside OUTDIR must be hidden (a name starting with '.'), "
+            "or a later scan of OUTDIR would read it as corpus data"
+        )
+
+
+def _relative_inside(path: Path, directory: Path) -> Path | None:
+    p, d = path.resolve(), directory.resolve()
+    return p.relative_to(d) if p != d and p.is_relative_to(d) else None
+
+
+def _with_kernels(
+    opts: ScanOptions, eval: object, layout: Sequence[tuple[Path | RemoteFile, str]]
+) -> ScanOptions:
+    """`opts` with the clean's kernel choice (:func:`~contam_cli.io.accel.chosen`, by the eval
+    files and the corpus files on disk)."""
+    on_disk = files_bytes(_eval_paths(eval), opts.include, opts.exclude)
+    on_disk += sum(f.stat().st_size for f, _ in layout)
+    return replace(opts, accel=chosen(opts.accel, on_disk))
 
 
 def _check_targets(
