@@ -4,18 +4,22 @@ whole, with the two reports compared byte for byte.
     python scripts/bench_long_doc.py --mb 221          # the size the hardening catalogue used
     python scripts/bench_long_doc.py --what index      # `contam index build --positions`
     python scripts/bench_long_doc.py --what ignore-common   # `contam scan --ignore-common 5`
+    python scripts/bench_long_doc.py --what clean      # `contam clean --target corpus`
 
 Each run is a child process (`contam scan ... --json`, one job); its peak RSS is its own
 (``os.wait4``). "whole" sets the windowing thresholds above the document
 (the code before windows, apart from the reading fixes); "baseline" is the same command on a
 one-line corpus, for the process's fixed cost (numpy, numba and the kernels). For ``--what
-index`` the two indexes' files (the header included) are compared.
+index`` the two indexes' files (the header included) are compared; for ``--what clean`` the
+cleaned files (not the manifest). A corpus clean takes the document whole in both modes: its
+peak is compared across commits, not modes.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,20 +44,23 @@ from contam_cli.entry import main
 sys.argv = ["contam", *sys.argv[2:]]
 main()
 """
-WHAT = ("scan", "ignore-common", "index")
+WHAT = ("scan", "ignore-common", "index", "clean")
 
 
 def command(what: str, evals: Path, corpus: Path, out: Path) -> list[str]:
     """The contam command line that `what` measures."""
     if what == "index":
         return ["index", "build", "-c", str(corpus), "-o", str(out), "--positions", "--force"]
+    if what == "clean":
+        return ["clean", str(evals), "-c", str(corpus), "--target", "corpus", "-o", str(out)]
     extra = ["--ignore-common", "5"] if what == "ignore-common" else []
     return ["scan", str(evals), "-c", str(corpus), "--json", "-j", "1", *extra]
 
 
-def index_files(out: Path) -> bytes:
-    """An index's files, one after the other (what two builds must share)."""
-    return b"".join(p.read_bytes() for p in sorted(out.iterdir()))
+def output_files(out: Path) -> bytes:
+    """An index's or a cleaned corpus's files, one after the other (what two runs must share;
+    not a clean's hidden manifest)."""
+    return b"".join(p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith("."))
 
 
 def make_data(directory: Path, mb: int, seed: int) -> None:
@@ -107,12 +114,15 @@ def main() -> None:
         subprocess.run([*made, "--make", tmp], check=True)
         evals, corpus, small = (Path(tmp) / f for f in ("eval.jsonl", "long.jsonl", "small.jsonl"))
         size = os.path.getsize(corpus) / 1e6
-        out = Path(tmp) / "index"
+        out = Path(tmp) / "out"
         _, base, _ = run("windowed", command(args.what, evals, small, out))
         outputs = []
         for mode in ("windowed", "whole"):
+            shutil.rmtree(out, ignore_errors=True)
             got, peak, took = run(mode, command(args.what, evals, corpus, out))
-            outputs.append((index_files(out) if args.what == "index" else got, peak, took))
+            outputs.append(
+                (got if args.what in ("scan", "ignore-common") else output_files(out), peak, took)
+            )
         (windowed, peak_w, t_w), (whole, peak_h, t_h) = outputs
     same = "identical" if windowed == whole else "DIFFERENT"
     print(f"`{' '.join(command(args.what, Path('EVAL'), Path('CORPUS'), Path('OUT')))}`")
@@ -122,7 +132,8 @@ def main() -> None:
     for name, peak, took in (("windowed", peak_w, t_w), ("whole", peak_h, t_h)):
         over = peak - base
         print(f"| {name} | {peak:.0f} MB | {over:.0f} MB | {over / size:.1f} | {took:.1f} |")
-    print(f"{'index files' if args.what == 'index' else 'reports'}: {same}")
+    compared = {"index": "index files", "clean": "cleaned files"}.get(args.what, "reports")
+    print(f"{compared}: {same}")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli.text import NormConfig, normalize, token_range, token_spans, tokenize
+from contam_cli.text import (
+    NormConfig,
+    normalize,
+    token_range,
+    token_span_array,
+    token_spans,
+    tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -89,3 +97,25 @@ def test_token_range_equals_token_spans(text: str, data: st.DataObject) -> None:
         a = data.draw(st.integers(0, len(spans) - 1))
         b = data.draw(st.integers(a, len(spans) - 1))
         assert token_range(text, a, b) == (spans[a][0], spans[b][1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.characters(), st.sampled_from(list("ab 東京ｆｕ½ﬁé\u0301“,\x80İ\u00a0\u2003"))
+        ),
+        max_size=60,
+    )
+)
+def test_token_span_array_equals_token_spans(text: str) -> None:
+    got = token_span_array(text)
+    assert got.dtype == np.int64 and got.shape == (len(token_spans(text)), 2)
+    assert [tuple(row) for row in got.tolist()] == token_spans(text)
+
+
+def test_token_span_array_of_words_split_into_several_tokens_and_none() -> None:
+    text = "a İstanbul 東京 \u0301 b ﬁsh"
+    assert [tuple(r) for r in token_span_array(text).tolist()] == token_spans(text)
+    assert len(token_span_array(text)) > len(text.split())
+    assert token_span_array("").shape == (0, 2) and token_span_array(" , ").shape == (0, 2)

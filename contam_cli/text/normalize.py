@@ -30,6 +30,7 @@ __all__ = [
     "normalize",
     "tokenize",
     "token_spans",
+    "token_span_array",
     "is_segmented",
     "SEGMENTED_RANGES",
 ]
@@ -175,20 +176,11 @@ def token_range(
     >>> t[a:b]
     'ﬁsh, “東京'
     """
-    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    sep = np.zeros(len(cps) + 2, dtype=bool)
-    sep[0] = sep[-1] = True
-    inner = sep[1:-1]
-    small = cps < 128
-    inner[small] = _ASCII_SEPARATOR[cps[small]]
-    inner |= (cps == 0xA0) | ((cps >= 0x2000) & (cps <= 0x206F))
-    edges = np.flatnonzero(sep[1:] != sep[:-1])
-    starts, ends = edges[0::2], edges[1::2]
-    high = np.flatnonzero(~small & ~inner)  # non-ASCII characters inside words
+    starts, ends, special = _words(text)
     counts = np.ones(len(starts), dtype=np.int64)
     before = 0  # tokens before the current special word, for an early stop after `last`
     prev = 0
-    for w in np.unique(np.searchsorted(starts, high, side="right") - 1).tolist():
+    for w in special.tolist():
         before += w - prev
         if before > last:
             break
@@ -202,6 +194,50 @@ def token_range(
         _token_edge(text, first, 0, starts, ends, ends_tok, counts, config),
         _token_edge(text, last, 1, starts, ends, ends_tok, counts, config),
     )
+
+
+def token_span_array(text: str, config: NormConfig = DEFAULT_NORM) -> np.ndarray:
+    """:func:`token_spans` as an array of shape (tokens, 2), int64.
+
+    Word boundaries come from numpy (as in :func:`token_range`) and only words that may hold
+    several tokens are split in Python: a long document's spans cost 16 bytes a token, where
+    the list of tuples costs about 120.
+    """
+    starts, ends, special = _words(text)
+    counts = np.ones(len(starts), dtype=np.int64)
+    split: dict[int, np.ndarray] = {}
+    for w in special.tolist():
+        a, b = int(starts[w]), int(ends[w])
+        chunk = text[a:b]
+        if not counted_as_one_token(chunk, config):
+            split[w] = np.array(_nonascii_spans(chunk, config), dtype=np.int64).reshape(-1, 2) + a
+            counts[w] = len(split[w])
+    if not split:
+        return np.stack([starts, ends], axis=1)
+    first = np.cumsum(counts) - counts  # the row of each word's first token
+    out = np.empty((int(counts.sum()), 2), dtype=np.int64)
+    whole = np.ones(len(starts), dtype=bool)
+    whole[list(split)] = False
+    out[first[whole], 0], out[first[whole], 1] = starts[whole], ends[whole]
+    for w, rows in split.items():
+        out[first[w] : first[w] + len(rows)] = rows
+    return out
+
+
+def _words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every word of `text` (a run of non-separators): start and end offsets, and the indices of
+    the words holding a non-ASCII character (the only ones that may not be one token)."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    sep = np.zeros(len(cps) + 2, dtype=bool)
+    sep[0] = sep[-1] = True
+    inner = sep[1:-1]
+    small = cps < 128
+    inner[small] = _ASCII_SEPARATOR[cps[small]]
+    inner |= (cps == 0xA0) | ((cps >= 0x2000) & (cps <= 0x206F))
+    edges = np.flatnonzero(sep[1:] != sep[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    high = np.flatnonzero(~small & ~inner)  # non-ASCII characters inside words
+    return starts, ends, np.unique(np.searchsorted(starts, high, side="right") - 1)
 
 
 def _token_edge(

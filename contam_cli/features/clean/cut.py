@@ -15,7 +15,7 @@ from contam_cli.errors import ContamError, UsageError
 from contam_cli.features.clean.edits import _PIECE_JOIN, _Edit, _edit_object, _removed, _Unit
 from contam_cli.features.clean.fuzzy import FuzzyCut
 from contam_cli.io import TextSpec
-from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer, token_spans
+from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer, token_span_array
 
 Mode = Literal["cut-span", "drop-doc"]
 
@@ -160,7 +160,7 @@ def _kept_spans(
     >>> [t[a:b] for a, b in _kept_spans(t, np.zeros(0, np.int64), 3, rule, extra=[(11, 16)])]
     ['aaaa bbbb.', '. cccc dddd']
     """
-    spans = np.array(token_spans(text, norm), dtype=np.int64).reshape(-1, 2)
+    spans = token_span_array(text, norm)
     bad = len(positions) and int(positions.max()) + n > len(spans)
     if (len(positions) == 0 and not extra) or bad:
         return None  # NOTE: the tokenizers disagree on this text; drop rather than guess.
