@@ -20,12 +20,16 @@ pytestmark = [
 ]
 
 
-def _corpus(tmp_path: Path) -> Path:
-    corpus = tmp_path / "corpus"
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """87 MB: over the size where the kernels load, so that an uninterrupted scan takes about
+    2 s (3 s with spawned workers) on this project's 2-core machines and every delay below
+    lands inside the run; a smaller corpus ended before the later signals."""
+    corpus = tmp_path_factory.mktemp("signals") / "corpus"
     corpus.mkdir()
     line = orjson.dumps({"text": "the quick brown fox jumps over the lazy dog " * 40}) + b"\n"
     for k in range(4):
-        (corpus / f"c{k}.jsonl").write_bytes(line * 4000)
+        (corpus / f"c{k}.jsonl").write_bytes(line * 12000)
     return corpus
 
 
@@ -37,9 +41,8 @@ def _corpus(tmp_path: Path) -> Path:
 # signal may meet one half-started; "" is this platform's own rule.
 @pytest.mark.parametrize("start", ["", "spawn"], ids=["default", "spawn"])
 def test_a_signal_at_any_moment_ends_cleanly(
-    tmp_path: Path, sig: signal.Signals, code: int, delay: float, start: str
+    tmp_path: Path, corpus: Path, sig: signal.Signals, code: int, delay: float, start: str
 ) -> None:
-    corpus = _corpus(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     bench = ROOT / "fixtures" / "contamination_detector" / "examples" / "benchmark.jsonl"
