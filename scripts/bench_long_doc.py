@@ -11,8 +11,8 @@ Each run is a child process (`contam scan ... --json`, one job); its peak RSS is
 (the code before windows, apart from the reading fixes); "baseline" is the same command on a
 one-line corpus, for the process's fixed cost (numpy, numba and the kernels). For ``--what
 index`` the two indexes' files (the header included) are compared; for ``--what clean`` the
-cleaned files (not the manifest). A corpus clean takes the document whole in both modes: its
-peak is compared across commits, not modes.
+cleaned files (not the manifest). A corpus clean finds the eval n-grams window by window but
+still takes the token offsets of the whole document.
 """
 
 from __future__ import annotations
@@ -38,8 +38,10 @@ import sys
 import contam_cli.engine.accumulator as acc
 import contam_cli.engine.corpus_index.mapper as mapper
 import contam_cli.engine.doc_frequency as doc_frequency
+import contam_cli.engine.windows as windows
 if sys.argv[1] == "whole":
     acc.LONG_DOC_BYTES = mapper.LONG_DOC_BYTES = doc_frequency.LONG_DOC_BYTES = 1 << 62
+    windows.LONG_DOC_BYTES = 1 << 62
 from contam_cli.entry import main
 sys.argv = ["contam", *sys.argv[2:]]
 main()

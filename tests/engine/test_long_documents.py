@@ -203,3 +203,39 @@ def test_index_build_and_document_frequency_window_long_documents(
     for name in files:
         a, b = (tmp_path / "whole" / name).read_bytes(), (tmp_path / "windows" / name).read_bytes()
         assert a == b, name
+
+
+@pytest.mark.parametrize("accel", [True, False], ids=["kernels", "numpy"])
+def test_a_corpus_clean_windows_long_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, accel: bool
+) -> None:
+    # clean --target corpus finds the eval n-grams of a long document window by window, and of
+    # its cleaned text too (the check for n-grams a join formed): the same files and manifest.
+    if accel:
+        pytest.importorskip("numba")
+    from contam_cli.features.clean import clean_corpus
+
+    rng = np.random.default_rng(11)
+    leaks = [" ".join(f"leak{k}x{i} İstanbul" for i in range(8)) for k in range(4)]
+    filler = [f"w{i} {WORDS[i % len(WORDS)]}" for i in range(6000)]
+    for k, at in enumerate((600, 3000, 5400)):  # the long document holds three leaks
+        filler.insert(at, leaks[k])
+    docs = [f"a short one {leaks[3]} ends", " ".join(filler), _document(rng, 25)]
+    corpus = tmp_path / "corpus" / "c.jsonl"
+    corpus.parent.mkdir()
+    corpus.write_bytes(b"".join(orjson.dumps({"text": d}) + b"\n" for d in docs))
+    eval_path = _write_eval(tmp_path / "eval.jsonl", leaks)
+
+    def run(out: Path) -> tuple[bytes, Any]:
+        clean_corpus(eval_path, corpus.parent, out, n=5, window=10, min_piece=5, accel=accel)
+        manifest = orjson.loads((out / ".contam-manifest.json").read_bytes())
+        return (out / "c.jsonl").read_bytes(), manifest["files"]
+
+    whole = run(tmp_path / "whole")
+    monkeypatch.setattr(windows, "LONG_DOC_BYTES", 1000)
+    monkeypatch.setattr(windows, "WINDOW_BYTES", 300)
+    assert run(tmp_path / "windows") == whole
+    cleaned = [orjson.loads(line)["text"] for line in whole[0].splitlines()]
+    # NOTE: the short one lost to its cut, then four pieces of the long one, then the clean one.
+    assert len(cleaned) == 4 + 1 and cleaned[0].startswith("w0 alpha")
+    assert not any("leak" in t for t in cleaned) and cleaned[-1] == docs[2]

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from contam_cli.engine import match_chunk
+from contam_cli.engine import match_chunk, windows
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.errors import ContamError, UsageError
 from contam_cli.features.clean.edits import _PIECE_JOIN, _Edit, _edit_object, _removed, _Unit
@@ -73,28 +73,46 @@ class _Context:
 def _plan_batch(batch: list[_Unit], fmt: str, ctx: _Context, tk: Tokenizer) -> list[_Edit | None]:
     """The edit of every record of one batch (None: unchanged), checked against the index."""
     edits: list[_Edit | None] = [None] * len(batch)
-    found = match_chunk(ctx.index, tk, [u.rec.text.encode("utf-8") for u in batch])
+    positions = _hit_positions(ctx.index, tk, [u.rec.text.encode("utf-8") for u in batch])
     extra = ctx.fuzzy.spans(tk, [u.rec.text for u in batch]) if ctx.fuzzy is not None else {}
-    if found is None and not extra:
+    if not positions and not extra:
         return edits
     if fmt == "parquet":
         raise UsageError(
             f"{batch[0].rec.locator.path}: clean cannot rewrite .parquet corpus files yet "
             "(leave the file out with --exclude, or convert it to JSONL)"
         )
-    positions: dict[int, np.ndarray] = {}
-    if found is not None:
-        hits = found[0]
-        order = np.lexsort((hits.doc_pos, hits.doc))
-        doc, pos = hits.doc[order], hits.doc_pos[order]
-        starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
-        for a, b in zip(starts, np.r_[starts[1:], len(doc)]):
-            positions[int(doc[a])] = np.unique(pos[a:b])
     none = np.zeros(0, dtype=np.int64)
     for d in sorted({*positions, *extra}):
         edits[d] = _edit_record(batch[d], positions.get(d, none), fmt, ctx, extra.get(d, ()))
     _drop_unclean(edits, batch, ctx, tk)
     return edits
+
+
+def _hit_positions(index: EvalIndex, tk: Tokenizer, raw: list[bytes]) -> dict[int, np.ndarray]:
+    """The sorted token positions of the eval n-grams in each document of `raw` that holds
+    one. A document longer than LONG_DOC_BYTES is read window by window (the same positions,
+    in a few times a window's memory; see :mod:`contam_cli.engine.windows`)."""
+    long = {d for d, r in enumerate(raw) if len(r) > windows.LONG_DOC_BYTES}
+    out: dict[int, np.ndarray] = {}
+    for d in sorted(long):
+        found = [
+            start[index.lookup(grams, accel=tk.kernels is not None)[0]]
+            for grams, start in windows.window_ngrams(raw[d], tk, index.n)
+        ]
+        pos = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        if len(pos):
+            out[d] = pos.astype(np.int64, copy=False)
+    rest = [d for d in range(len(raw)) if d not in long]
+    found_rest = match_chunk(index, tk, [raw[d] for d in rest]) if rest else None
+    if found_rest is not None:
+        hits = found_rest[0]
+        order = np.lexsort((hits.doc_pos, hits.doc))
+        doc, pos = hits.doc[order], hits.doc_pos[order]
+        starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
+        for a, b in zip(starts, np.r_[starts[1:], len(doc)]):
+            out[rest[int(doc[a])]] = np.unique(pos[a:b])
+    return out
 
 
 def _drop_unclean(
@@ -104,8 +122,7 @@ def _drop_unclean(
     reworded copy the fuzzy cut would cut."""
     owners = [k for k, e in enumerate(edits) if e is not None for _ in e.checks]
     checks = [t for e in edits if e is not None for t in e.checks]
-    found = match_chunk(ctx.index, tk, [t.encode("utf-8") for t in checks]) if checks else None
-    unclean = set(np.unique(found[0].doc).tolist()) if found is not None else set()
+    unclean = set(_hit_positions(ctx.index, tk, [t.encode("utf-8") for t in checks]))
     if ctx.fuzzy is not None and checks:
         unclean.update(ctx.fuzzy.spans(tk, checks))
     for d in sorted(unclean):
