@@ -11,8 +11,7 @@ Each run is a child process (`contam scan ... --json`, one job); its peak RSS is
 (the code before windows, apart from the reading fixes); "baseline" is the same command on a
 one-line corpus, for the process's fixed cost (numpy, numba and the kernels). For ``--what
 index`` the two indexes' files (the header included) are compared; for ``--what clean`` the
-cleaned files (not the manifest). A corpus clean finds the eval n-grams window by window but
-still takes the token offsets of the whole document.
+cleaned files (not the manifest).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -119,3 +121,25 @@ def test_token_span_array_of_words_split_into_several_tokens_and_none() -> None:
     assert [tuple(r) for r in token_span_array(text).tolist()] == token_spans(text)
     assert len(token_span_array(text)) > len(text.split())
     assert token_span_array("").shape == (0, 2) and token_span_array(" , ").shape == (0, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab 東京ｆ½ﬁé\u0301“,İ\u00a0\u2003\n-")), max_size=80),
+    st.integers(1, 9),
+)
+def test_long_texts_are_split_into_words_in_pieces_with_the_same_spans(
+    text: str, chunk: int
+) -> None:
+    # NOTE: the module by name: the package's attribute "normalize" is the function
+    normalize_module = importlib.import_module("contam_cli.text.normalize")
+    whole = token_span_array(text)
+    was = normalize_module._WORDS_CHUNK
+    normalize_module._WORDS_CHUNK = chunk
+    try:
+        assert token_span_array(text).tolist() == whole.tolist()
+        spans = token_spans(text)
+        if spans:
+            assert token_range(text, 0, len(spans) - 1) == (spans[0][0], spans[-1][1])
+    finally:
+        normalize_module._WORDS_CHUNK = was

@@ -226,7 +226,29 @@ def token_span_array(text: str, config: NormConfig = DEFAULT_NORM) -> np.ndarray
 
 def _words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every word of `text` (a run of non-separators): start and end offsets, and the indices of
-    the words holding a non-ASCII character (the only ones that may not be one token)."""
+    the words holding a non-ASCII character (the only ones that may not be one token).
+
+    A text longer than _WORDS_CHUNK characters is taken in pieces cut before a separator (no
+    word spans one), so the temporaries are a piece's, not the whole text's.
+    """
+    if len(text) <= _WORDS_CHUNK:
+        return _piece_words(text)
+    parts = []
+    base = words = 0
+    while base < len(text):
+        found = _SEPARATOR_RE.search(text, base + _WORDS_CHUNK)
+        end = found.start() if found is not None else len(text)
+        starts, ends, special = _piece_words(text[base:end])
+        parts.append((starts + base, ends + base, special + words))
+        base, words = end, words + len(starts)
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+    )
+
+
+def _piece_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     sep = np.zeros(len(cps) + 2, dtype=bool)
     sep[0] = sep[-1] = True
@@ -304,4 +326,6 @@ def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:
 # never be part of, or join, tokens, so each word is tokenized on its own.
 _WORD_RE = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\xa0\u2000-\u206f]+")
 _ASCII_TOKEN_RE = re.compile(r"[0-9A-Za-z]+")
+_SEPARATOR_RE = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\xa0\u2000-\u206f]")  # _WORD_RE's
 _ASCII_SEPARATOR = np.array([not chr(c).isalnum() for c in range(128)])
+_WORDS_CHUNK = 1 << 22  # characters
