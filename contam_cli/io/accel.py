@@ -31,9 +31,10 @@ from contam_cli.io.output import write_atomic
 __all__ = ["MIN_BYTES", "chosen", "enabled", "load"]
 
 MIN_BYTES = 64 << 20
-"""Below this much input on disk (corpus and eval files together), loading the compiled kernels
-costs more than they save: numba's import and first load take about 0.7 s, and the numpy path
-reads 64 MB in about a second more than they would."""
+"""Below this much input on disk (corpus and eval files together) a run does without the compiled
+kernels. Their start (numba's import and its first load of a cached kernel, about 0.6 s) is then
+most of what they would save: the numpy path takes about 0.4 s more per 64 MB (README,
+Performance). Break-even is nearer 100 MB; between the two a run loses at most about 0.2 s."""
 
 
 @functools.cache

@@ -324,8 +324,9 @@ def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:
 
 # A "word" is a maximal run of characters that are not ASCII separators; ASCII separators can
 # never be part of, or join, tokens, so each word is tokenized on its own.
-_WORD_RE = re.compile(r"[^\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\xa0\u2000-\u206f]+")
+_SEPARATORS = r"\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\xa0\u2000-\u206f"
+_WORD_RE = re.compile(f"[^{_SEPARATORS}]+")
+_SEPARATOR_RE = re.compile(f"[{_SEPARATORS}]")
 _ASCII_TOKEN_RE = re.compile(r"[0-9A-Za-z]+")
-_SEPARATOR_RE = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\xa0\u2000-\u206f]")  # _WORD_RE's
 _ASCII_SEPARATOR = np.array([not chr(c).isalnum() for c in range(128)])
 _WORDS_CHUNK = 1 << 22  # characters
