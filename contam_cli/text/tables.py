@@ -40,12 +40,16 @@ def fast_table() -> np.ndarray:
         *range(0x4E00, 0xA000),
         *range(0xFF00, 0xFF66),
     ]
-    segmented = [(lo, hi) for lo, hi in SEGMENTED_RANGES if lo < 0x10000]
+    segmented = bytearray(0x10000)  # NOTE: a lookup, not a search of the ranges per character
+    for lo, hi in SEGMENTED_RANGES:
+        top = min(hi, 0xFFFF) + 1
+        if lo < top:
+            segmented[lo:top] = b"\1" * (top - lo)
     for cp in candidates:
         c = chr(cp)
         if unicodedata.combining(c):
             continue
-        if any(lo <= cp <= hi for lo, hi in segmented):
+        if segmented[cp]:
             # NOTE: a segmented character is a token of its own: it is fast exactly when
             # normalization leaves it alone (cheaper tests than normalize(), same answer).
             if unicodedata.is_normalized("NFKC", c) and c.casefold() == c:
