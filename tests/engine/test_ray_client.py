@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +32,12 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Ray head of this test's own, in a session of its own, stopped by signalling that
+    session's processes alone.
+
+    NOTE: not ``ray stop``: it stops every Ray process on the machine, the local Ray of a test
+    running beside this one (the suite runs in several workers) included.
+    """
     ray = shutil.which("ray", path=os.path.dirname(sys.executable)) or shutil.which("ray")
     if ray is None:
         pytest.skip("the ray command is not installed")
@@ -37,18 +45,51 @@ def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     low = 30000 + (os.getpid() % 200) * 100  # NOTE: workers' ports, apart from other heads'
     temp = tmp_path_factory.mktemp("ray")
     start = [
-        ray, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={gcs}",
+        ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs}",
         f"--ray-client-server-port={client}", f"--min-worker-port={low}",
         f"--max-worker-port={low + 99}", "--num-cpus=2", "--include-dashboard=false",
         "--disable-usage-stats", f"--temp-dir={temp}",
     ]  # fmt: skip
-    done = subprocess.run(start, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"ray start failed: {done.stderr[-500:]}")
+    log = temp / "start.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(start, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
+        _wait_for(proc, client, log)
         yield f"ray://127.0.0.1:{client}"
     finally:
-        subprocess.run([ray, "stop", "--force"], capture_output=True, timeout=120, check=False)
+        _stop(proc)
+
+
+def _wait_for(proc: subprocess.Popen[bytes], port: int, log: Path, timeout: float = 120) -> None:
+    """Until the head's client server takes connections (skip if the head cannot start)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.skip(f"ray start failed: {log.read_text(errors='replace')[-500:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    pytest.skip(f"the Ray head did not start in {timeout:.0f} s")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the head and every process it started (all in its session), and nothing else."""
+    if not hasattr(os, "killpg"):  # NOTE: Windows: no sessions; the head alone
+        proc.kill()
+        proc.wait(60)
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        os.killpg(proc.pid, signal.SIGKILL)  # NOTE: what is left of the session, if anything
+    except ProcessLookupError:
+        pass
+    proc.wait(60)
 
 
 def _scan(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
