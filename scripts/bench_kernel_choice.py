@@ -18,7 +18,10 @@ import resource
 import subprocess
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
+
+from bench_corpus_pass import linked_shards  # NOTE: scripts/ is on the path as the script runs
 
 _SCAN = """
 import sys
@@ -39,19 +42,12 @@ def _cpu(cmd: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _corpora(data: Path, work: Path) -> dict[int, Path]:
-    """Directories of links to the first shards: 32, 64, 96, 128 MB; 16 MB is half a shard."""
-    shards = sorted((data / "corpus").glob("*.jsonl"))
-    out = {}
-    for k in range(1, len(shards) + 1):
-        d = work / f"c{k}"
-        d.mkdir()
-        for s in shards[:k]:
-            (d / s.name).symlink_to(s.resolve())
-        out[32 * k] = d
+def _corpora(data: Path, work: Path, stack: ExitStack) -> dict[int, Path]:
+    """Corpus directories of the first 1 to 4 shards (32 to 128 MB), and one of half a shard."""
+    out = {32 * k: stack.enter_context(linked_shards(data, k))[0] for k in range(1, 5)}
     half = work / "c_half"
     half.mkdir()
-    with shards[0].open("rb") as fh:
+    with sorted((data / "corpus").glob("*.jsonl"))[0].open("rb") as fh:
         lines = fh.read(16_000_000).split(b"\n")[:-1]
     (half / "half.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     return {16: half, **out}
@@ -65,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     gen = [sys.executable, "-m", "contam_cli.features.bench.generate", "--out", str(args.data)]
     subprocess.run([*gen, "--mb", "128", "--reuse"], check=True, stdout=subprocess.DEVNULL)
     eval_path = str(args.data / "eval.jsonl")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         work = Path(tmp)
-        corpora = _corpora(args.data, work)
+        corpora = _corpora(args.data, work, stack)
         report = str(work / "r.json")
 
         def scan(minimum: int, corpus: Path) -> float:

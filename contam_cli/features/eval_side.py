@@ -17,14 +17,20 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.features.eval_cache import cache_key, load_entry, store_entry
 from contam_cli.features.eval_refs import EvalRefs, RefsBuilder
-from contam_cli.io.discover import iter_files, sha256_file
+from contam_cli.io.discover import files_bytes, iter_files, sha256_file
 from contam_cli.io.eval_columns import iter_eval_columns
 from contam_cli.io.inputs import as_record, classify
 from contam_cli.io.model import ReadNotes, Record
 from contam_cli.io.readers import iter_eval
 from contam_cli.text import Tokenizer
 
-__all__ = ["eval_warnings", "index_eval", "index_eval_refs", "load_eval"]
+__all__ = ["eval_files_bytes", "eval_warnings", "index_eval", "index_eval_refs", "load_eval"]
+
+
+def eval_files_bytes(eval: Any, opts: ScanOptions) -> int:
+    """The bytes on disk of the eval files that `eval` names (0 for texts in memory): what a
+    run counts toward :data:`~contam_cli.io.accel.MIN_BYTES`."""
+    return files_bytes(classify(eval, what="eval").paths, opts.include, opts.exclude)
 
 
 def load_eval(

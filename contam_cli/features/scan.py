@@ -24,12 +24,18 @@ from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
 from contam_cli.features.corpus_hashes import corpus_hashes
-from contam_cli.features.eval_side import eval_warnings, index_eval, index_eval_refs, load_eval
+from contam_cli.features.eval_side import (
+    eval_files_bytes,
+    eval_warnings,
+    index_eval,
+    index_eval_refs,
+    load_eval,
+)
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import IndexCounts, ngram_report
 from contam_cli.io.accel import chosen
-from contam_cli.io.discover import files_bytes, iter_files, list_files
+from contam_cli.io.discover import iter_files, list_files
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
 from contam_cli.io.remote import RemoteFile, url_parts
@@ -246,7 +252,7 @@ def _scan_index(
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
     _check_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
-    opts = replace(opts, accel=chosen(opts.accel, _eval_bytes(eval, opts)))
+    opts = replace(opts, accel=chosen(opts.accel, eval_files_bytes(eval, opts)))
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)
     suppression = suppress(eval_index, opts, None) if opts.ignores else None
@@ -295,11 +301,7 @@ def _want_kernels(opts: ScanOptions, sources: list[Source], eval: Any) -> bool:
     """Whether this scan uses the compiled kernels (:func:`~contam_cli.io.accel.chosen`, by the
     corpus and eval files on disk). The eval reader follows the tokenizer's choice."""
     on_disk = sum(p.stat().st_size for s in sources for p in s.paths)
-    return chosen(opts.accel, on_disk + _eval_bytes(eval, opts))
-
-
-def _eval_bytes(eval: Any, opts: ScanOptions) -> int:
-    return files_bytes(classify(eval, what="eval").paths, opts.include, opts.exclude)
+    return chosen(opts.accel, on_disk + eval_files_bytes(eval, opts))
 
 
 # -- the corpus side ---------------------------------------------------------------------------

@@ -13,9 +13,10 @@ from typing import Any
 
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, OutputError, UsageError
+from contam_cli.features.eval_side import eval_files_bytes
 from contam_cli.io import iter_files
 from contam_cli.io.accel import chosen
-from contam_cli.io.discover import files_bytes, list_files
+from contam_cli.io.discover import list_files
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify
@@ -140,8 +141,7 @@ def _with_kernels(
 ) -> ScanOptions:
     """`opts` with the clean's kernel choice (:func:`~contam_cli.io.accel.chosen`, by the eval
     files and the corpus files on disk)."""
-    on_disk = files_bytes(_eval_paths(eval), opts.include, opts.exclude)
-    on_disk += sum(f.stat().st_size for f, _ in layout)
+    on_disk = eval_files_bytes(eval, opts) + sum(f.stat().st_size for f, _ in layout)
     return replace(opts, accel=chosen(opts.accel, on_disk))
 
 
