@@ -7,7 +7,7 @@ executor the library call takes (None: the library's own local choice, as withou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -16,7 +16,7 @@ import orjson
 import typer
 
 from contam_cli.engine.checkpoint import Checkpointed, config_key, task_key
-from contam_cli.engine.executor import Executor, make_executor
+from contam_cli.engine.executor import Executor, LocalAuto
 from contam_cli.errors import UsageError
 
 __all__ = [
@@ -110,7 +110,7 @@ def executor_from_options(
     if checkpoint is None:
         return base
     return Checkpointed(
-        base or _LocalAuto(jobs),
+        base or LocalAuto(jobs),
         checkpoint,
         config_key(config),
         key=key_fn or task_key,
@@ -159,25 +159,3 @@ def _runtime_env(text: str | None) -> dict[str, Any] | None:
 def clean_outputs(task: Any) -> Sequence[Path]:
     """The file a corpus-clean task writes (its third item); a scan shard writes none."""
     return [task[2]] if isinstance(task, tuple) and len(task) == 3 else []
-
-
-class _LocalAuto(Executor):
-    """The library's local choice (:func:`make_executor`), made per pass from its task count:
-    what a checkpoint wraps when the engine is local."""
-
-    name = "local"
-
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
-
-    def map(
-        self,
-        work: Callable[[C, T], R],
-        context: C,
-        tasks: Sequence[T],
-        *,
-        on_start: Callable[[], None] | None = None,
-        on_done: Callable[[int], None] | None = None,
-    ) -> Iterator[R]:
-        inner = make_executor(self.jobs, len(tasks))
-        return inner.map(work, context, tasks, on_start=on_start, on_done=on_done)

@@ -51,6 +51,7 @@ def build_command(
     ray_address: eo.RayAddressOpt = None,
     ray_cpus: eo.RayCpusOpt = None,
     ray_runtime_env: eo.RayRuntimeEnvOpt = None,
+    checkpoint: eo.CheckpointOpt = None,
     progress: c.ProgressOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:
@@ -93,6 +94,7 @@ def build_command(
                 inputs=inputs,
                 jobs=jobs,
                 executor=executor,
+                checkpoint=checkpoint,
             )
         for s in header.sources:
             sys.stdout.write(

@@ -58,6 +58,9 @@ _IRRELEVANT = {
     "ScanOptions": {"jobs", "accel", "hash_corpus", "chunk_bytes", "eval_cache"},
     "EvalIndex": {"words", "words_log2", "directory", "dir_log2"},
     "_Context": {"chunk_bytes"},
+    # NOTE: an index build's staging directory is new on every run (see corpus_index.resume)
+    "MapContext": {"root", "token", "accel"},
+    "ReduceContext": {"root", "token"},
 }
 
 
@@ -291,7 +294,7 @@ class _Store:
         was made by this configuration (or is new, then marking it)."""
         marker = directory / MARKER
         refused = UsageError(
-            f"checkpoint {directory} was made by another scan configuration "
+            f"checkpoint {directory} was made by another configuration "
             "(remove it to start over, or choose another directory)"
         )
         if marker.exists():

@@ -36,6 +36,7 @@ __all__ = [
     "START_METHOD_ENV",
     "Executor",
     "InProcess",
+    "LocalAuto",
     "LocalProcesses",
     "make_executor",
     "resolve_jobs",
@@ -287,3 +288,25 @@ def make_executor(jobs: int, tasks: int) -> Executor:
     one worker would do."""
     n = resolve_jobs(jobs)
     return InProcess() if n <= 1 or tasks <= 1 else LocalProcesses(n)
+
+
+class LocalAuto(Executor):
+    """The local choice of :func:`make_executor`, made per pass from its task count (in this
+    process for one task or one job): what a checkpoint wraps when no executor was given."""
+
+    name = "local"
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+
+    def map(
+        self,
+        work: Callable[[C, T], R],
+        context: C,
+        tasks: Sequence[T],
+        *,
+        on_start: Callable[[], None] | None = None,
+        on_done: Callable[[int], None] | None = None,
+    ) -> Iterator[R]:
+        inner = make_executor(self.jobs, len(tasks))
+        return inner.map(work, context, tasks, on_start=on_start, on_done=on_done)

@@ -132,3 +132,16 @@ def build(given: Any, out: Path, positions: bool, n: int = 5, **kw: Any) -> None
         force=True,
         **kw,
     )
+
+
+def small_sizes(monkeypatch: Any) -> None:
+    """Shards of 4 kB, 2**12 buckets, spill segments of 3 kB, reduce tasks of 5 kB: many of
+    each from a small corpus."""
+    import contam_cli.engine.corpus_index.build as ci_build
+    import contam_cli.engine.shards as shards
+
+    monkeypatch.setattr(shards, "SHARD_BYTES", 4000)
+    monkeypatch.setattr(shards, "MIN_SHARD_BYTES", 4000)
+    monkeypatch.setattr(ci_build, "_BUCKET_TARGET", 16)
+    monkeypatch.setattr(ci_build, "_SPILL_BYTES", 3000)
+    monkeypatch.setattr(ci_build, "_REDUCE_BYTES", 5000)

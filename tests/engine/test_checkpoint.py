@@ -217,7 +217,7 @@ def test_a_checkpoint_of_another_configuration_is_refused(tmp_path: Path) -> Non
     evals, corpus = make_corpus(tmp_path, files=1, docs=10)
     ckpt = tmp_path / "ckpt"
     scan(evals, corpus, n=5, executor=Checkpointed(InProcess(), ckpt))
-    refused = "was made by another scan configuration"
+    refused = "was made by another configuration"
     for change in ({"n": 6}, {"n": 5, "redact": True}, {"n": 5, "eval": evals[:2]}):
         args = dict(change)
         with pytest.raises(UsageError, match=refused):

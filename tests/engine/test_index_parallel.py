@@ -17,7 +17,7 @@ import pytest
 from conftest import CD, DECONTAM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from index_oracle import WORDS, build, make_corpus, oracle_index, tree
+from index_oracle import WORDS, build, make_corpus, oracle_index, small_sizes, tree
 from typer.testing import CliRunner
 
 import contam_cli.engine.corpus_index.build as ci_build
@@ -43,12 +43,8 @@ def oracle(given: Any, out: Path, positions: bool, n: int = 5) -> dict[str, byte
 
 @pytest.fixture
 def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Shards of 4 kB, 2**12 buckets, spill segments of 3 kB, reduce tasks of 5 kB."""
-    monkeypatch.setattr(shards, "SHARD_BYTES", 4000)
-    monkeypatch.setattr(shards, "MIN_SHARD_BYTES", 4000)
-    monkeypatch.setattr(ci_build, "_BUCKET_TARGET", 16)
-    monkeypatch.setattr(ci_build, "_SPILL_BYTES", 3000)
-    monkeypatch.setattr(ci_build, "_REDUCE_BYTES", 5000)
+    """Many shards, buckets, spill segments and reduce tasks from a small corpus."""
+    small_sizes(monkeypatch)
 
 
 def _executors() -> list[tuple[str, Executor | None, int]]:

@@ -46,6 +46,7 @@ from contam_cli.engine.corpus_index.reducer import (
     plan_groups,
     reduce_group,
 )
+from contam_cli.engine.corpus_index.resume import BuildCheckpoint, discard
 from contam_cli.engine.executor import Executor, make_executor
 from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import OutputError
@@ -79,6 +80,7 @@ def build_corpus_index(
     jobs: int = 1,
     executor: Executor | None = None,
     accel: bool | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> IndexHeader:
     """Build an index of every n-gram of `sources` into directory `out` (atomically: built beside
     it and renamed into place; nothing is left behind on an error or an interrupt).
@@ -87,8 +89,10 @@ def build_corpus_index(
     `executor` runs the map and reduce tasks (default: local processes for `jobs`, 0 meaning
     every core; in this process for 1); on a Ray cluster `out` must be on storage every node
     shares. `accel`: tokenize with the compiled kernels (None: by the corpus size, see
-    :func:`~contam_cli.io.accel.chosen`). The index is the same, byte for byte, with any
-    executor, with or without the kernels.
+    :func:`~contam_cli.io.accel.chosen`). `checkpoint`: a directory that keeps every finished
+    task, so that the same call after an interrupt resumes (:mod:`.resume`); removed once the
+    index is in place. The index is the same, byte for byte, with any executor, with or without
+    the kernels, resumed or not.
     """
     out = Path(out)
     # NOTE: a local index cannot be written over a remote input: only paths are checked.
@@ -100,7 +104,12 @@ def build_corpus_index(
     try:
         os.chmod(tmp, 0o777 & ~_umask())  # NOTE: mkdtemp's 0700 would surprise users.
         build = _Build(tmp, out, n, norm, positions, corpus_spec, chunk_bytes, accel)
-        described = build.run(sources, executor, jobs, progress)
+        runner = executor
+        if checkpoint is not None:
+            keep = BuildCheckpoint(tmp, positions)
+            runner = keep.executor(executor, jobs, Path(checkpoint), n, inputs, out)
+        with _held(executor):
+            described = build.run(sources, runner, jobs, progress)
         header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described)
         (tmp / "header.json").write_bytes(
             orjson.dumps(header.to_dict(), option=orjson.OPT_INDENT_2)
@@ -109,6 +118,8 @@ def build_corpus_index(
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
+        if checkpoint is not None:
+            discard(Path(checkpoint))
     except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:
@@ -172,11 +183,10 @@ class _Build:
         sizes = [sum(p.stat().st_size for p in src.paths) for src in sources]
         bits = [bucket_bits(size) for size in sizes]
         self.map_ctx = replace(self.map_ctx, accel=chosen(self.accel, sum(sizes)))
-        with _held(executor):
-            tasks, results, entries = self._map(sources, bits, executor, jobs, progress)
-            plan = [self._groups(k, bits[k], tasks, results[k]) for k in range(len(sources))]
-            flat = [t for groups in plan for t in groups]
-            stored = iter(_run(executor, jobs, reduce_group, self.reduce_ctx, flat, None, None))
+        tasks, results, entries = self._map(sources, bits, executor, jobs, progress)
+        plan = [self._groups(k, bits[k], tasks, results[k]) for k in range(len(sources))]
+        flat = [t for groups in plan for t in groups]
+        stored = iter(_run(executor, jobs, reduce_group, self.reduce_ctx, flat, None, None))
         shutil.rmtree(self.tmp / "map")  # NOTE: before the parts are concatenated: less disk
         described = []
         for k, src in enumerate(sources):
