@@ -2,8 +2,9 @@
 
 A scan in this process alone (``--jobs 1``) hashes the bytes it reads anyway
 (:mod:`contam_cli.io.read_digests`): the corpus is read once, not twice. Where the scan forks
-worker processes (``--jobs`` above 1 on Linux), the hashing runs in one more forked process,
-started before the eval index is built: the start of a scan is serial (reading and indexing the
+worker processes (``--jobs`` above 1 on Linux), the hashing runs in more forked processes (one
+per :data:`WORKERS_PER_HASHER` workers, the files shared out by size), started before the eval
+index is built: the start of a scan is serial (reading and indexing the
 eval set), and hashing then uses the core it leaves idle. Elsewhere (spawned workers, Ray) it
 runs in a thread (hashing releases the GIL) started once the workers exist: nothing may fork
 while another thread runs.
@@ -27,6 +28,12 @@ from contam_cli.io.read_digests import ReadDigests
 
 if TYPE_CHECKING:
     from multiprocessing.context import ForkContext  # NOTE: absent on Windows
+
+WORKERS_PER_HASHER = 8
+"""Worker processes per hashing process beside them: sha256 of the files takes about 0.6
+CPU-s per GB (read included) and the scan about 4.2 (``--jobs 1``, 1,000 examples, the 1 GB bench
+corpus), so one hasher per eight workers ends about when they do, where one for all of them would
+bound a scan on many cores (100 GB: about 60 s of hashing against 7 s of scanning on 64)."""
 
 __all__ = ["ForkedHashing", "Hashing", "NoHashing", "ReadHashing", "ThreadHashing", "corpus_hashes"]
 
@@ -53,7 +60,7 @@ def corpus_hashes(paths: list[Path], executor: Executor) -> Hashing:
     if isinstance(executor, InProcess):
         return ReadHashing(paths)
     if isinstance(executor, LocalProcesses) and start_method() == "fork":
-        return ForkedHashing(paths)
+        return ForkedHashing(paths, -(-executor.jobs // WORKERS_PER_HASHER))
     return ThreadHashing(paths)
 
 
@@ -88,42 +95,69 @@ class ReadHashing:
 
 
 class ForkedHashing:
-    """In a child process forked now, before any thread of the scan's."""
+    """In `processes` child processes forked now, before any thread of the scan's, each
+    hashing a share of the files (balanced by size)."""
 
-    def __init__(self, paths: list[Path]) -> None:
+    def __init__(self, paths: list[Path], processes: int = 1) -> None:
         self.paths = paths
         ctx = cast("ForkContext", get_context(start_method()))  # NOTE: "fork", as chosen
-        self.conn: Connection | None
-        self.conn, send = ctx.Pipe(duplex=False)
-        self.proc: BaseProcess | None = ctx.Process(
-            target=_hash_files, args=(paths, send), daemon=True
-        )
-        self.proc.start()
-        send.close()
+        self.groups = _balanced(paths, max(1, min(processes, len(paths))))
+        self.conns: list[Connection] = []
+        self.procs: list[BaseProcess] = []
+        for group in self.groups:
+            conn, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_hash_files, args=(group, send), daemon=True)
+            proc.start()
+            send.close()
+            self.conns.append(conn)
+            self.procs.append(proc)
 
     def start(self) -> None:
-        pass  # NOTE: the child hashes already
+        pass  # NOTE: the children hash already
 
     def results(self) -> dict[Path, str]:
-        assert self.proc is not None and self.conn is not None, "closed"
-        try:
-            outcome = self.conn.recv()
-        except EOFError:
-            raise RuntimeError("hashing the corpus files: the hashing process died") from None
-        self.proc.join()
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return dict(zip(self.paths, outcome))
+        assert self.procs, "closed"
+        got: dict[Path, str] = {}
+        for group, conn, proc in zip(self.groups, self.conns, self.procs):
+            try:
+                outcome = conn.recv()
+            except EOFError:
+                raise RuntimeError("hashing the corpus files: a hashing process died") from None
+            proc.join()
+            if isinstance(outcome, BaseException):
+                raise outcome
+            got.update(zip(group, outcome))
+        return {p: got[p] for p in self.paths}
 
     def close(self) -> None:
-        if self.proc is not None:
-            if self.proc.is_alive():
-                self.proc.terminate()
-            self.proc.join()
-            self.proc = None
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in self.procs:
+            proc.join()
+        for conn in self.conns:
+            conn.close()
+        self.procs, self.conns = [], []
+
+
+def _balanced(paths: list[Path], k: int) -> list[list[Path]]:
+    """`paths` in `k` groups of about equal bytes (the largest first, each to the lightest
+    group), each group in the given order; no group is empty."""
+    sizes = {p: _size(p) for p in paths}
+    loads = [0] * k
+    member: dict[Path, int] = {}
+    for p in sorted(paths, key=lambda q: -sizes[q]):
+        g = loads.index(min(loads))
+        member[p] = g
+        loads[g] += max(1, sizes[p])
+    return [[p for p in paths if member[p] == g] for g in range(k)]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # NOTE: hashing it names the error
 
 
 class ThreadHashing:

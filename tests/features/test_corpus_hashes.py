@@ -47,14 +47,32 @@ def test_forked_workers_get_a_hashing_process(tmp_path: Path) -> None:
     paths = _files(tmp_path)
     hashes = corpus_hashes(paths, LocalProcesses(2))
     try:
-        assert isinstance(hashes, ForkedHashing) and hashes.proc is not None
+        assert isinstance(hashes, ForkedHashing) and len(hashes.procs) == 1
         threads = threading.active_count()
         hashes.start()  # the process hashes: no thread as well
         assert threading.active_count() == threads
         assert hashes.results() == _expected(paths)
     finally:
         hashes.close()
-    assert hashes.proc is None
+    assert not hashes.procs
+
+
+@forking
+def test_many_workers_get_a_hashing_process_per_eight_and_the_files_shared_out(
+    tmp_path: Path,
+) -> None:
+    paths = _files(tmp_path, 7)
+    paths[2].write_bytes(paths[2].read_bytes() * 6)  # the big one alone
+    hashes = corpus_hashes(paths, LocalProcesses(17))
+    try:
+        assert isinstance(hashes, ForkedHashing) and len(hashes.procs) == 3
+        assert [paths[2]] in hashes.groups
+        assert sorted(p for g in hashes.groups for p in g) == sorted(paths)
+        got = hashes.results()
+        assert list(got) == paths and got == _expected(paths)  # every digest, in order
+    finally:
+        hashes.close()
+    assert not hashes.procs
 
 
 def test_in_process_hashes_what_it_reads_and_never_forks(tmp_path: Path) -> None:
@@ -117,7 +135,7 @@ def test_a_failed_scan_stops_the_hashing_process(
     with pytest.raises(InputError):
         scan(bad, _files(tmp_path), n=2, jobs=2)
     assert started and isinstance(started[0], ForkedHashing)
-    assert started[0].proc is None  # closed: stopped and joined
+    assert not started[0].procs  # closed: stopped and joined
 
 
 def test_nothing_to_hash_starts_nothing() -> None:
