@@ -30,6 +30,16 @@ PositionsOpt = Annotated[
     ),
 ]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing index directory.")]
+CheckpointOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--checkpoint",
+        help="Keep each finished map and reduce task in DIR; rerun the same command to resume an "
+        "interrupted build (another configuration is refused). DIR is removed once the index "
+        "is written.",
+        show_default=False,
+    ),
+]
 
 
 @index_app.command("build")
@@ -51,7 +61,7 @@ def build_command(
     ray_address: eo.RayAddressOpt = None,
     ray_cpus: eo.RayCpusOpt = None,
     ray_runtime_env: eo.RayRuntimeEnvOpt = None,
-    checkpoint: eo.CheckpointOpt = None,
+    checkpoint: CheckpointOpt = None,
     progress: c.ProgressOpt = None,
     debug: c.DebugOpt = False,
 ) -> None:

@@ -107,7 +107,7 @@ def build_corpus_index(
         runner = executor
         if checkpoint is not None:
             keep = BuildCheckpoint(tmp, positions)
-            runner = keep.executor(executor, jobs, Path(checkpoint), n, inputs, out)
+            runner = keep.executor(executor, jobs, Path(checkpoint), inputs, out)
         with _held(executor):
             described = build.run(sources, runner, jobs, progress)
         header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described)

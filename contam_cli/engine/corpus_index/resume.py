@@ -61,7 +61,6 @@ class BuildCheckpoint:
         base: Executor | None,
         jobs: int,
         directory: Path,
-        config: Any,
         inputs: Sequence[Path],
         out: Path,
     ) -> Checkpointed:
@@ -70,7 +69,7 @@ class BuildCheckpoint:
         return Checkpointed(
             base or LocalAuto(jobs),
             directory,
-            config_key("contam index build", config),
+            config_key("contam index build"),  # NOTE: the rest is in the contexts
             key=self.key,
             outputs=self.outputs,
             inputs=inputs,
