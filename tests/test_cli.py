@@ -167,8 +167,8 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
 
 def test_a_command_imports_only_its_own_module() -> None:
     code = (
-        "import sys; from contam_cli.entry import main; sys.argv = ['contam', 'report', '--help']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import sys; from contam_cli.entry import run; sys.argv = ['contam', 'report', '--help']\n"
+        "run()\n"
         "print(sorted(m for m in sys.modules if m.startswith('contam_cli.cli.')))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
