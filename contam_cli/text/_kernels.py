@@ -12,6 +12,7 @@ from contam_cli.text.tables import JOINING, SINGLE, SLOW
 _U = np.uint64
 P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)
 S33, S8, HIGH, ALL = _U(33), _U(8), _U(0x8080808080808080), _U(0xFFFFFFFFFFFFFFFF)
+LOW, LEAD3, LEAD2 = _U(0x0101010101010101), _U(0xE2E2E2E2E2E2E2E2), _U(0xC2C2C2C2C2C2C2C2)
 SPACE = np.uint8(0x20)
 
 
@@ -256,35 +257,51 @@ def word_tokens(arr, edges, doc_starts, kinds, fold, fold_len, keys, values):  #
 
 
 @njit(cache=True, nogil=True)
-def translate_edges(buf, table):  # noqa: ANN001, ANN201
+def translate_edges(buf, casefold):  # noqa: ANN001, ANN201
     """The chunk `buf` translated, and its word edges: what the numpy path gets from
-    ``bytes.translate``, ``_blank_unicode_separators`` and the edge search.
+    ``bytes.translate`` (the table of :func:`contam_cli.text.tokenizer._translate_table`),
+    ``_blank_unicode_separators`` and the edge search.
 
-    `table` maps every byte as the tokenizer's translation does (ASCII separators to a space,
-    letters case-folded when configured, other bytes to themselves); General Punctuation
-    (U+2000..U+206F: the lead byte 0xE2, then 0x80, or 0x81 and at most 0xAF) and U+00A0
-    become spaces too. Returns the translated chunk and the positions where a run of
-    non-separator bytes starts or ends (alternating). Three branch-free passes (translate and
-    note possible separators' lead bytes; blank the real ones; edges) beat one with branches.
+    Every ASCII byte that is not a letter or digit becomes a space, letters are case-folded
+    with `casefold`, other bytes stay; then the separators above ASCII (General Punctuation and
+    U+00A0) become spaces too. Returns the translated chunk and the
+    positions where a run of non-separator bytes starts or ends (alternating).
+
+    Three passes: the translation is arithmetic, with no table and no branch, which the compiler
+    turns into vector instructions; the lead bytes 0xE2 and 0xC2 are looked for eight bytes at
+    a time (the "has a zero byte" test), byte by byte only in the few words holding one; the
+    edges are one branch-free pass.
     """
     n = buf.shape[0]
     out = np.empty(n, np.uint8)
-    lead = np.empty(n, np.int64)
-    k = 0
+    fold = np.uint8(0x20) if casefold else np.uint8(0)
     for i in range(n):
         b = buf[i]
-        out[i] = table[b]
-        lead[k] = i
-        k += np.int64((b == 0xE2) | (b == 0xC2))
-    for j in range(k):
-        i = lead[j]
-        if buf[i] == 0xE2 and i + 2 < n:
-            b1 = buf[i + 1]
-            if b1 == 0x80 or (b1 == 0x81 and buf[i + 2] <= 0xAF):
-                out[i] = out[i + 1] = out[i + 2] = SPACE
-        elif buf[i] == 0xC2 and i + 1 < n and buf[i + 1] == 0xA0:
-            out[i] = out[i + 1] = SPACE
-    edges = lead  # reused: the lead bytes are read
+        d = np.uint8(b - np.uint8(0x30))
+        u = np.uint8(b - np.uint8(0x41))
+        low = np.uint8(b - np.uint8(0x61))
+        upper = u < np.uint8(26)
+        keep = (d < np.uint8(10)) | upper | (low < np.uint8(26)) | (b >= np.uint8(0x80))
+        v = b | (fold if upper else np.uint8(0))
+        out[i] = v if keep else SPACE
+    for w in range(0, n, 8):
+        if w + 8 <= n:
+            x = load8(buf, w)
+            a, c = x ^ LEAD3, x ^ LEAD2
+            if ((((a - LOW) & ~a) | ((c - LOW) & ~c)) & HIGH) == _U(0):
+                continue
+        # NOTE: the separators above ASCII: General Punctuation (U+2000..U+206F: the lead byte
+        # 0xE2, then 0x80, or 0x81 and at most 0xAF) and U+00A0. Written out here: called as a
+        # function, this kept the compiler from vectorizing the translation above (2x slower).
+        for i in range(w, min(w + 8, n)):
+            b = buf[i]
+            if b == 0xE2 and i + 2 < n:
+                b1 = buf[i + 1]
+                if b1 == 0x80 or (b1 == 0x81 and buf[i + 2] <= 0xAF):
+                    out[i] = out[i + 1] = out[i + 2] = SPACE
+            elif b == 0xC2 and i + 1 < n and buf[i + 1] == 0xA0:
+                out[i] = out[i + 1] = SPACE
+    edges = np.empty(n, np.int64)
     c = 0
     prev = 0
     for i in range(n):

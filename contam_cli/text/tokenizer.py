@@ -147,7 +147,6 @@ class Tokenizer:
         if accel and self._k is None:
             raise MissingExtraError("numba", "fast")
         self._table = _translate_table(norm.casefold)
-        self._table_array = np.frombuffer(self._table, dtype=np.uint8)  # the same, for kernels
         self._toks = Powers(_Q, _Q_INV)
         self._cache: dict[bytes, np.ndarray] = {}
         self._singles = _SingleTokenMap(cache_limit)
@@ -202,7 +201,7 @@ class Tokenizer:
     def _compiled_tokens(self, k: ModuleType, buf: bytes, doc_starts: np.ndarray) -> TokenStream:
         """:meth:`_tokens` by the compiled kernels `k`: every word in one pass; only the words
         never seen before that the tables cannot tokenize go to the full normalizer."""
-        arr, edges = k.translate_edges(np.frombuffer(buf, np.uint8), self._table_array)
+        arr, edges = k.translate_edges(np.frombuffer(buf, np.uint8), self.norm.casefold)
         singles = self._singles
         hashes, doc, special, multi, multi_counts, new, slots, keys = k.word_tokens(
             arr, edges, doc_starts, *word_table(self.norm), singles.keys, singles.values
