@@ -1,6 +1,6 @@
 """When each part of one `contam scan` runs: the serial start, the corpus pass, every shard.
 
-    python scripts/timeline_scan.py EVAL CORPUS [contam scan options, e.g. --jobs 2]
+    python scripts/timeline_scan.py EVAL CORPUS [--python-gc] [contam scan options, e.g. --jobs 2]
 
 Runs ``contam scan EVAL --corpus CORPUS --report <temp> --no-fail [options]`` in this process
 (the command line itself, worker processes included), with timers around the corpus pass and
@@ -10,11 +10,14 @@ per process the shards it ran and their summed time. The interpreter's own start
 script runs) is not included; ``/usr/bin/time`` gives the whole.
 
 With ``--jobs 2`` against ``--jobs 1`` this separates what divides among workers (the pass) from
-what one process does alone (before and after it).
+what one process does alone (before and after it). It also prints the time this process spent in
+the cyclic garbage collector, under the command's thresholds (``contam_cli.entry.GC_THRESHOLDS``)
+or, with ``--python-gc``, under Python's own.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import tempfile
@@ -34,6 +37,18 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     eval_path, corpus, *rest = argv
+    python_gc = "--python-gc" in rest
+    rest = [a for a in rest if a != "--python-gc"]
+    collected = {"s": 0.0, "n": 0, "at": 0.0}
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collected["at"] = time.perf_counter()
+        else:
+            collected["s"] += time.perf_counter() - collected["at"]
+            collected["n"] += 1
+
+    gc.callbacks.append(on_gc)
     read, write = os.pipe()
     marks: dict[str, float] = {}
     real_shard = corpus_pass.scan_shard
@@ -55,7 +70,7 @@ def main(argv: list[str]) -> int:
 
     corpus_pass.scan_shard = timed_shard
     scan_module.run_corpus = timed_run
-    from contam_cli.cli import main as contam
+    from contam_cli import entry
 
     with tempfile.TemporaryDirectory() as tmp:
         report = str(Path(tmp) / "report.json")
@@ -67,10 +82,9 @@ def main(argv: list[str]) -> int:
         saved, quiet = os.dup(1), os.open(os.devnull, os.O_WRONLY)
         os.dup2(quiet, 1)
         try:
-            contam()
-        except SystemExit as exc:
-            if exc.code not in (0, None):
-                print(f"timeline_scan: contam exited with {exc.code}", file=sys.stderr)
+            code = entry.run(None if python_gc else entry.GC_THRESHOLDS)
+            if code != 0:
+                print(f"timeline_scan: contam exited with {code}", file=sys.stderr)
                 return 2
         finally:
             sys.stdout.flush()
@@ -96,6 +110,9 @@ def main(argv: list[str]) -> int:
         first, last = min(a for a, _ in spans), max(b for _, b in spans)
         print(f"process {pid}: {len(spans)} shards, {busy:.2f} s in them, {first:.2f}-{last:.2f}")
     print(f"shard time, all processes: {total:.2f} s")
+    which = "Python's" if python_gc else "the command's"
+    print(f"garbage collector, this process: {collected['s']:.3f} s in {collected['n']} "
+          f"collections ({which} thresholds)")  # fmt: skip
     return 0
 
 

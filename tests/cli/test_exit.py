@@ -4,7 +4,9 @@ buffered output flushed, the exit code kept."""
 
 from __future__ import annotations
 
+import gc
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +85,26 @@ def test_the_console_command_ends_with_the_verdict_and_its_whole_output(tmp_path
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.rstrip().endswith("}")  # the whole JSON document, flushed
     assert '"flagged": 2' in proc.stdout
+
+
+@pytest.mark.parametrize("given", [entry.GC_THRESHOLDS, None])
+def test_the_collector_thresholds_hold_while_the_command_runs_and_are_restored(
+    monkeypatch: pytest.MonkeyPatch, given: tuple[int, int, int] | None
+) -> None:
+    import contam_cli.cli
+
+    seen = []
+
+    def command() -> None:
+        seen.append(gc.get_threshold())
+        raise SystemExit(3)
+
+    monkeypatch.setattr(contam_cli.cli, "main", command)
+    before = gc.get_threshold()
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        assert entry.run(given) == 3
+    finally:
+        signal.signal(signal.SIGTERM, handler)  # NOTE: run() installs the command's handler
+    assert seen == [given or before]
+    assert gc.get_threshold() == before
