@@ -131,6 +131,27 @@ def string(buf, i, end, out, o, write):  # noqa: ANN001, ANN202
                     _store8(out, o, x)
                     o += plain
                 i += plain
+                # NOTE: the common UTF-8 sequences, two bytes or three (not after E0 or ED,
+                # whose second byte has a narrower range), are taken here without leaving the
+                # loop: all of them are valid. Everything else goes below (_utf8, escapes).
+                c = buf[i]
+                if 0xC2 <= c <= 0xDF:
+                    if i + 1 < end and buf[i + 1] & 0xC0 == 0x80:
+                        if write:
+                            out[o] = c
+                            out[o + 1] = buf[i + 1]
+                            o += 2
+                        i += 2
+                        continue
+                elif 0xE1 <= c <= 0xEF and c != 0xED:
+                    if i + 2 < end and buf[i + 1] & 0xC0 == 0x80 and buf[i + 2] & 0xC0 == 0x80:
+                        if write:
+                            out[o] = c
+                            out[o + 1] = buf[i + 1]
+                            out[o + 2] = buf[i + 2]
+                            o += 3
+                        i += 3
+                        continue
                 break
         if i >= end:
             break
