@@ -47,7 +47,8 @@ class PackedBatch(BatchBuilder):
 
     def __init__(self, src: FileSource, ranged: bool, first_ordinal: int) -> None:
         super().__init__(src, ranged, first_ordinal)
-        self.pieces: list[bytes] = []
+        # NOTE: a run's piece is a view of the kernel's output (no copy until packed_buffer).
+        self.pieces: list[bytes | memoryview] = []
         self.lengths: list[np.ndarray] = []
         self.offset_parts: list[np.ndarray] = []
         self.line_parts: list[np.ndarray] = []
@@ -64,7 +65,7 @@ class PackedBatch(BatchBuilder):
 
     def add_run(
         self,
-        piece: bytes,
+        piece: bytes | memoryview,
         lengths: np.ndarray,
         data: bytes,
         spans: tuple[np.ndarray, np.ndarray],
@@ -78,7 +79,7 @@ class PackedBatch(BatchBuilder):
         self._part(piece, lengths, offsets, lines)
 
     def _part(
-        self, piece: bytes, lengths: np.ndarray, offsets: np.ndarray, lines: np.ndarray
+        self, piece: bytes | memoryview, lengths: np.ndarray, offsets: np.ndarray, lines: np.ndarray
     ) -> None:
         self.pieces.append(piece)
         self.lengths.append(lengths)
@@ -110,8 +111,9 @@ class PackedBatch(BatchBuilder):
         return TextBatch(texts, np.concatenate(self.offset_parts), first, self.record, lines)
 
 
-def _split(piece: bytes, lengths: np.ndarray) -> list[bytes]:
+def _split(piece: bytes | memoryview, lengths: np.ndarray) -> list[bytes]:
     """The documents of `piece` (texts of `lengths` bytes, joined by newlines)."""
+    piece = bytes(piece)
     if len(lengths) == 1:
         return [piece]
     starts = np.cumsum(lengths + 1) - (lengths + 1)
@@ -156,7 +158,8 @@ def kernel_batches(
             if cut < 0 or state.finished:
                 pending = [block]
                 continue
-        data = b"".join([*pending, block[: cut + 1]])
+        # NOTE: a view of the block, not a slice: the join is the one copy of its lines.
+        data = b"".join([*pending, memoryview(block)[: cut + 1]])
         pending = [block[cut + 1 :]]
         yield from state.lines(data, offset)
         offset += len(data)
@@ -190,7 +193,7 @@ class _State:
         kept = np.flatnonzero(kind != k.BLANK)
         line_of = kept + self.line_no + 1  # 1-based line of each kept line
         self.line_no += stop
-        text = out.tobytes()
+        text = memoryview(out)  # NOTE: its pieces are views, copied once, into a batch's buffer
         fallback = np.flatnonzero(kind[kept] == k.FALLBACK).tolist()
         begin = 0
         for j in [*fallback, len(kept)]:
@@ -233,7 +236,7 @@ class _State:
         offset: int,
         spans: tuple[np.ndarray, np.ndarray],
         text_spans: tuple[np.ndarray, np.ndarray],
-        text: bytes,
+        text: memoryview,
     ) -> Iterator[TextBatch]:
         """Lines `idx` (all accepted by the kernel) into batches, a batch's worth at a time."""
         t0, t1 = text_spans

@@ -10,10 +10,11 @@ import numpy as np
 __all__ = ["PackedTexts", "doc_lengths", "packed_buffer"]
 
 
-def packed_buffer(pieces: Sequence[bytes], total: int, count: int) -> bytes:
+def packed_buffer(pieces: Sequence[bytes | memoryview], total: int, count: int) -> bytes:
     """A leading newline, `pieces` joined by newlines, then at least 9 trailing newlines, with the
     whole a multiple of 8 bytes long (`total`: the bytes of the documents the pieces hold,
-    `count`: how many there are; a piece may hold several documents joined by newlines)."""
+    `count`: how many there are; a piece may hold several documents joined by newlines, and be
+    ``bytes`` or a view of other bytes)."""
     size = 1 + total + count
     return b"\n".join([b"", *pieces, b"\n" * (8 + (-size) % 8)])
 
