@@ -14,6 +14,7 @@ P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)
 S33, S8, HIGH, ALL = _U(33), _U(8), _U(0x8080808080808080), _U(0xFFFFFFFFFFFFFFFF)
 LOW, LEAD3, LEAD2 = _U(0x0101010101010101), _U(0xE2E2E2E2E2E2E2E2), _U(0xC2C2C2C2C2C2C2C2)
 SPACE = np.uint8(0x20)
+_BEYOND = np.int64(2**62)  # past any chunk's last byte
 
 
 @njit(cache=True, nogil=True)
@@ -189,12 +190,15 @@ def word_tokens(arr, edges, doc_starts, kinds, fold, fold_len, keys, values):  #
     d = 0
     n_docs = doc_starts.shape[0]
     n_keys = keys.shape[0]
+    # NOTE: the next document's start kept at hand: one compare per word, and no load
+    upcoming = doc_starts[1] if n_docs > 1 else _BEYOND
     for k in range(m):
         s = edges[2 * k]
         e = edges[2 * k + 1]
         length = e - s
-        while d + 1 < n_docs and doc_starts[d + 1] <= s:
+        while s >= upcoming:
             d += 1
+            upcoming = doc_starts[d + 1] if d + 1 < n_docs else _BEYOND
         w = load8(arr, s) & (ALL >> _U(64 - 8 * min(length, 8)))
         high = w
         acc = w
