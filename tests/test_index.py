@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contam_cli.engine import occurrence_sort
+from contam_cli.engine import eval_index, occurrence_sort
 from contam_cli.engine.accel import index_kernels as kernels
 from contam_cli.engine.bloom import bloom_log2, bloom_test, bloom_words
 from contam_cli.engine.eval_index import EvalIndex, build_eval_index
@@ -31,6 +31,31 @@ TEXTS = st.lists(
     ),
     max_size=60,
 )
+
+
+@pytest.fixture(autouse=True)
+def _compiled_sort_for_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tokenizer with the kernels builds with them here, however small the set: the tests
+    below hold the compiled build to the definition and to numpy's (a scan sorts a small set
+    with numpy, see test_a_small_set_is_sorted_by_numpy_a_large_one_by_the_kernels)."""
+    monkeypatch.setattr(eval_index, "COMPILED_SORT_MIN", 0)
+
+
+@pytest.mark.skipif(kernels() is None, reason="no numba")
+def test_a_small_set_is_sorted_by_numpy_a_large_one_by_the_kernels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    texts = [f"w{i} x{i % 7} y{i % 5} z{i % 3} v" for i in range(40)]  # an n-gram each, n = 5
+    calls = []
+    monkeypatch.setattr(eval_index, "index_kernels", lambda: calls.append(1) or kernels())
+    built = {}
+    for least in (41, 40):  # one more than the set holds, then exactly as many
+        monkeypatch.setattr(eval_index, "COMPILED_SORT_MIN", least)
+        built[least] = build_eval_index(texts, 5, tokenizer=Tokenizer(accel=True))
+        assert len(calls) == (0 if least == 41 else 1), least
+    for name in FIELDS:
+        x, y = getattr(built[41], name), getattr(built[40], name)
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
 
 
 def _expected(texts: list[str], n: int) -> dict[int, set[tuple[int, int]]]:

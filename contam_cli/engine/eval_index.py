@@ -34,9 +34,17 @@ from contam_cli.engine.occurrence_sort import cat, ptr_dtype
 from contam_cli.text import DEFAULT_NORM, NormConfig, Tokenizer
 from contam_cli.text.fingerprint import content_digests
 
-__all__ = ["EvalIndex", "build_eval_index"]
+__all__ = ["COMPILED_SORT_MIN", "EvalIndex", "build_eval_index"]
 
 _BATCH_BYTES = 1 << 20
+
+COMPILED_SORT_MIN = 1 << 19
+"""Eval n-grams from which the index's sort, filter and directory use the compiled kernels
+(when the tokenizer does); below that numpy's sort costs less than loading those kernels from
+their cache (about 60 ms in a fresh process). ``scripts/bench_index_sort.py EVAL`` (fresh
+processes, two runs each way, alternating), built with the kernels against numpy: 1,000 examples
+(63,427 n-grams) 78-81 ms against 12-14, 3,000 (192,543) 97-112 against 43-44, 10,000 (645,869)
+148-171 against 140-175, 30,000 (1,946,562) 290-313 against 456-473."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,7 +234,9 @@ def build_eval_index(
     # NOTE: `parts` is handed over and emptied as it is used, so that no caller variable keeps
     # the unsorted arrays alive while the sorted ones are built.
     total = np.zeros(len(n_tok), dtype=np.int64)
-    k = index_kernels() if tk.kernels is not None else None
+    occurrences = sum(len(g) for g, _, _ in parts)
+    compiled = tk.kernels is not None and occurrences >= COMPILED_SORT_MIN
+    k = index_kernels() if compiled else None
     if k is not None:
         grams, ex, pos, ptr, occ_first = occurrence_sort.sort_compiled(parts, k, total)
     else:
