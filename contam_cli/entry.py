@@ -57,14 +57,13 @@ def run(gc_thresholds: tuple[int, int, int] | None = GC_THRESHOLDS) -> int:
         signal.signal(signal.SIGTERM, _terminated)
     _utf8_streams()
     try:
-        try:
-            from contam_cli.cli import main as cli_main
+        from contam_cli.cli import main as cli_main
 
-            cli_main()
-        except KeyboardInterrupt:
-            return _end("contam: interrupted\n", 130)
-        except Terminated:
-            return _end("contam: terminated\n", 143)
+        cli_main()
+    except KeyboardInterrupt:
+        return _end("contam: interrupted\n", 130)
+    except Terminated:
+        return _end("contam: terminated\n", 143)
     except SystemExit as e:
         return _code(e.code)
     finally:
