@@ -14,21 +14,10 @@ from numba import njit
 
 from contam_cli.engine._kernels import bloom_mask
 from contam_cli.engine.fuzzy.seeds import PAIR_SALT
-from contam_cli.text.hashing import _F1, _F2
+from contam_cli.text._kernels import _fmix
 
 _U = np.uint64
-SALT, F1, F2 = _U(PAIR_SALT), _U(_F1), _U(_F2)
-S33 = _U(33)
-
-
-@njit(cache=True, nogil=True)
-def _fmix(x):  # noqa: ANN001, ANN202
-    x ^= x >> S33
-    x *= F1
-    x ^= x >> S33
-    x *= F2
-    x ^= x >> S33
-    return x
+SALT = _U(PAIR_SALT)
 
 
 @njit(cache=True, nogil=True)
