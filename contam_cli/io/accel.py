@@ -85,6 +85,7 @@ def _fresh_cache(module: str) -> None:
     ]
     if not cached:
         return
+    _load_without_refresh(cached)
     import numba
 
     digest = hashlib.sha256(numba.__version__.encode())
@@ -100,6 +101,39 @@ def _fresh_cache(module: str) -> None:
     for f in cached:
         f._cache.flush()
     _write(path, stamp)
+
+
+def _load_without_refresh(functions: list[Any]) -> None:
+    """Let each of `functions` load its cached machine code without numba's context refresh.
+
+    NOTE: numba refreshes its typing and target contexts before every load from its cache. The
+    first refresh in a process imports and installs every registry numba has (its NumPy,
+    cmath, random, typed containers and the rest: 0.25 s here), although a cached function's
+    code is already compiled and linked, and needs only the runtime (NRT) that the refresh
+    also starts. That was the largest part of a scan's serial start, paid before any worker
+    can fork. So each kernel's cache loads after starting the runtime alone; a cache miss
+    still compiles through numba's compiler, which refreshes both contexts itself. Where
+    numba's cache lacks the methods this relies on, the loads stay numba's own.
+    """
+    try:
+        from numba.core.runtime import rtsys
+    except ImportError:  # pragma: no cover - numba without its runtime module
+        return
+    for f in functions:
+        cache = f._cache
+        if not all(
+            hasattr(cache, m) for m in ("_load_overload", "_guard_against_spurious_io_errors")
+        ):
+            continue
+
+        def load_overload(sig: Any, target_context: Any, cache: Any = cache) -> Any:
+            rtsys.initialize(target_context)
+            loaded = None  # NOTE: kept when the guard swallows an I/O error: numba then compiles
+            with cache._guard_against_spurious_io_errors():
+                loaded = cache._load_overload(sig, target_context)
+            return loaded
+
+        cache.load_overload = load_overload
 
 
 def _closure(module: str) -> set[str]:
