@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         scan_module.scan(eval_path, str(corpus), hash_corpus=False)
         total = time.perf_counter() - t
-    # NOTE: installed is not used: a corpus under 64 MiB is scanned without them.
+    # NOTE: installed is not used: a corpus under MIN_BYTES (24 MiB) is scanned without them.
     used = any(label.startswith("  kernel") for label in TIMES)
     kernels = "compiled kernels" if used else "numpy only"
     print(f"{mb:.0f} MB of corpus, {kernels}: {total:.3f} s ({mb / total:.0f} MB/s)\n")

@@ -30,12 +30,13 @@ from contam_cli.io.output import write_atomic
 
 __all__ = ["MIN_BYTES", "chosen", "enabled", "load"]
 
-MIN_BYTES = 64 << 20
+MIN_BYTES = 24 << 20
 """Below this much input on disk (corpus and eval files together) a run does without the compiled
 kernels: their start (numba's import and its first load of a cached kernel) is then more than
 they save. ``python scripts/bench_kernel_choice.py`` (``--jobs 1``, mean CPU s of three runs):
-16 MB 1.29 with them against 0.91 without, 32 MB 1.37 against 1.06, 64 MB 1.50 against 1.75,
-128 MB 1.90 against 2.67, so the two cross between 32 and 64 MB."""
+16 MB 0.66 with them against 0.64 without, 32 MB 0.75 against 0.88, 64 MB 0.89 against 1.35,
+128 MB 1.11 against 2.21, so the two cross a little above 16 MB. (Before the kernels loaded
+without numba's context refresh, 0.12 s more with them at every size in the same session.)"""
 
 
 @functools.cache
