@@ -291,3 +291,28 @@ def test_profile_eval_side_prints_each_phase_with_its_kernel_time(runs: tuple[Pa
         row = next(line for line in out.splitlines() if line.startswith(f"| {phase} |"))
         cpu, kernel = (float(x) for x in row.split("|")[3:5])
         assert 0 <= kernel <= cpu + 0.01, row
+
+
+def test_bench_jobs_prints_both_settings_and_their_speedups(runs: tuple[Path, Path]) -> None:
+    out = _script("bench_jobs.py", str(runs[0]), "--runs", "1")
+    assert "`contam scan --jobs 1` against `--jobs 2`" in out, out
+    for setting in ("hashed", "--no-corpus-hash"):
+        row = next(line for line in out.splitlines() if line.startswith(f"| {setting} |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        walls = [float(c.split()[0]) for c in (cells[1], cells[2])]
+        assert all(w > 0 for w in walls), row
+        ratio = walls[0] / walls[1]  # NOTE: of the printed walls, rounded to 0.01 s
+        slack = ratio * (0.005 / walls[0] + 0.005 / walls[1]) + 0.005
+        assert float(cells[3].rstrip("×")) == pytest.approx(ratio, abs=slack), row
+        cpu = [float(c.split()[0]) for c in (cells[4], cells[5])]  # every process's CPU time
+        assert all(c > 0 for c in cpu), row
+
+
+def test_bench_jobs_refuses_a_directory_without_bench_data(tmp_path: Path) -> None:
+    import subprocess
+
+    script = SCRIPT.with_name("bench_jobs.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "no eval.jsonl and corpus/" in proc.stderr
