@@ -7,8 +7,8 @@ round runs ``contam scan`` (the console command's module, ``python -m contam_cli
 ``--jobs 1`` and ``--jobs N``, once with the corpus hashed (the default) and once with
 ``--no-corpus-hash``, in fresh processes, after one warm-up run (numba's cache, the page cache).
 Wall time is the parent's clock; CPU time is user + sys of the command and every process it
-waited for (its workers, the hasher). Prints per setting the median and range of both, and the
-ratio of the wall medians (the speed-up).
+waited for (its workers, the hasher), from ``wait4``. Prints per setting the median and range
+of both, and the ratio of the wall medians (the speed-up).
 
 The hashed and unhashed rows differ in what the one-worker run gets for free: ``--jobs 1`` hashes
 in a thread on a core its scan leaves idle, while ``--jobs N`` on N cores shares them with the
@@ -20,28 +20,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_tools import measure  # NOTE: scripts/ is on the path as the script runs
 
 SETTINGS = (("hashed", ()), ("--no-corpus-hash", ("--no-corpus-hash",)))
 
 
 def one(command: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run of `command`."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if proc.returncode not in (0, 1):
-        sys.exit(f"bench_jobs: contam exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    run = measure(command)
+    if run.returncode not in (0, 1):
+        sys.exit(f"bench_jobs: contam exited {run.returncode}: {run.tail()}")
+    return run.wall, run.cpu
 
 
 def _spread(values: list[float]) -> str:

@@ -225,10 +225,11 @@ def test_contam_without_jobs_option_falls_back(
         cmd = [sys.executable, str(fake), "--report", str(report)]
         return cmd if jobs is None else [*cmd, "--jobs", str(jobs)]
 
-    monkeypatch.setattr(bench_scan, "contam_command", command)
+    tools = sys.modules["bench_tools"]  # NOTE: imported by bench_scan, which runs the tools
+    monkeypatch.setattr(tools, "contam_command", command)
     bench = bench_scan.Bench(tmp_path, tmp_path, tmp_path, [], 1, tmp_path)
     notes: list[str] = []
-    rows = bench_scan.run_contam(bench, [1, 0], notes)
+    rows = tools.run_contam(bench, [1, 0], notes)
     assert [r.tool for r in rows] == ["`contam scan` (no `--jobs` option)"]
     rows[0].load_report()
     assert rows[0].error is None and rows[0].report == {"examples": []}
