@@ -176,6 +176,12 @@ def run_contam(bench: Bench, jobs_values: Iterable[int], notes: list[str]) -> li
     return rows
 
 
+def _python_scan(script: Path, bench: Bench, report: Path) -> list[str]:
+    """A Python scanner's command line: the eval set, the corpus, the report it writes."""
+    cmd = [sys.executable, str(script), "--eval", str(bench.eval), "--corpus", str(bench.corpus)]
+    return [*cmd, "--report", str(report)]
+
+
 def run_reference(bench: Bench, ref: Path, skip: bool, notes: list[str]) -> Row | None:
     if skip:
         notes.append("reference scanner: skipped (--skip-ref)")
@@ -184,16 +190,7 @@ def run_reference(bench: Bench, ref: Path, skip: bool, notes: list[str]) -> Row 
         notes.append(f"reference scanner: skipped, {ref} not found")
         return None
     report = bench.runs / "ref.json"
-    cmd = [
-        sys.executable,
-        str(ref),
-        "--eval",
-        str(bench.eval),
-        "--corpus",
-        str(bench.corpus),
-        "--report",
-        str(report),
-    ]
+    cmd = _python_scan(ref, bench, report)
     return run_tool(f"reference (`{ref.name}`)", cmd, report, notes)
 
 
@@ -202,16 +199,7 @@ def run_naive(bench: Bench, notes: list[str]) -> Row | None:
         notes.append(f"naive baseline: skipped, {NAIVE} not found")
         return None
     report = bench.runs / "naive.json"
-    cmd = [
-        sys.executable,
-        str(NAIVE),
-        "--eval",
-        str(bench.eval),
-        "--corpus",
-        str(bench.corpus),
-        "--report",
-        str(report),
-    ]
+    cmd = _python_scan(NAIVE, bench, report)
     return run_tool("naive Python 13-gram baseline", cmd, report, notes)
 
 
