@@ -70,16 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| setting | `-j 1` wall s | `-j {args.jobs}` wall s | speed-up | `-j 1` CPU s | "
           f"`-j {args.jobs}` CPU s |")  # fmt: skip
     print("|---|--:|--:|--:|--:|--:|")
-    medians: dict[tuple[str, int], float] = {}
+    one_cpu: dict[str, float] = {}  # the one-worker run's median CPU time, per setting
     for label, _ in SETTINGS:
-        one_w, n_w = ([w for w, _ in times[(label, j)]] for j in (1, args.jobs))
-        one_c, n_c = ([c for _, c in times[(label, j)]] for j in (1, args.jobs))
-        medians[(label, 1)] = statistics.median(one_c)
-        speedup = statistics.median(one_w) / statistics.median(n_w)
-        print(f"| {label} | {_spread(one_w)} | {_spread(n_w)} | {speedup:.2f}× "
-              f"| {_spread(one_c)} | {_spread(n_c)} |")  # fmt: skip
-    scan, hashing = medians[("--no-corpus-hash", 1)], medians[("hashed", 1)]
-    hashing -= scan
+        walls = [[w for w, _ in times[(label, j)]] for j in (1, args.jobs)]
+        cpus = [[c for _, c in times[(label, j)]] for j in (1, args.jobs)]
+        one_cpu[label] = statistics.median(cpus[0])
+        speedup = statistics.median(walls[0]) / statistics.median(walls[1])
+        print(f"| {label} | {_spread(walls[0])} | {_spread(walls[1])} | {speedup:.2f}× "
+              f"| {_spread(cpus[0])} | {_spread(cpus[1])} |")  # fmt: skip
+    scan = one_cpu["--no-corpus-hash"]
+    hashing = one_cpu["hashed"] - scan
     if args.jobs == os.cpu_count() and hashing > 0:
         bound = args.jobs * scan / (scan + hashing)
         print(f"\nHashing adds {hashing:.2f} CPU-s to the one-worker scan's {scan:.2f}: on "
