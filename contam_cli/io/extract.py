@@ -12,6 +12,7 @@ from contam_cli.errors import InputError
 
 __all__ = [
     "ID_KEYS",
+    "TEXT_KEYS",
     "TextSpec",
     "Where",
     "extract_id",
@@ -24,7 +25,8 @@ __all__ = [
 Where = tuple[str, int | None]
 """(path, line) of the record being read, for error messages."""
 
-_TEXT_KEYS = "text, content, question, prompt, instruction, messages, conversations"
+TEXT_KEYS = ("text", "content", "question", "prompt", "instruction", "messages", "conversations")
+"""The keys a record's text is auto-detected from (see :func:`extract_text`)."""
 ID_KEYS = ("id", "_id", "uid", "qid", "question_id", "task_id", "example_id", "idx")
 """The keys an id is auto-detected from, in order."""
 _SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}
@@ -142,7 +144,7 @@ def _auto_text(obj: dict[str, Any], spec: TextSpec, where: Where) -> str:
     for key in ("messages", "conversations"):
         if obj.get(key) is not None:
             return _value_text(obj[key], key, spec, where)
-    raise fail(where, f"no text field found (looked for {_TEXT_KEYS}); use --field")
+    raise fail(where, f"no text field found (looked for {', '.join(TEXT_KEYS)}); use --field")
 
 
 def _field_text(obj: object, field: str, spec: TextSpec, where: Where) -> str:
@@ -155,17 +157,20 @@ def _field_text(obj: object, field: str, spec: TextSpec, where: Where) -> str:
 def extract_text(obj: object, spec: TextSpec, where: Where) -> str:
     """The text of one parsed record: ``spec.fields`` joined by newlines, or auto-detected.
 
-    A bare JSON string is its own text. Auto-detection takes the first of ``text``, ``content``,
-    ``question`` (+``answer``), ``prompt`` (+``completion``), ``instruction`` (+``input``,
-    ``output``), ``messages`` and ``conversations``; chat turns are filtered by ``spec.roles``.
+    A bare JSON string is its own text, unless ``spec.fields`` names fields, which a string does
+    not have: an error, never the string in their place. Auto-detection takes the first of
+    ``text``, ``content``, ``question`` (+``answer``), ``prompt`` (+``completion``),
+    ``instruction`` (+``input``, ``output``), ``messages`` and ``conversations``; chat turns are
+    filtered by ``spec.roles``.
 
     >>> extract_text({"question": "2+2?", "answer": 4}, TextSpec(), ("x.jsonl", 1))
     '2+2?\\n4'
     """
-    if isinstance(obj, str):
+    if isinstance(obj, str) and not spec.fields:
         return obj
     if not isinstance(obj, dict):
-        raise fail(where, f"record is {_kind(obj)}, expected an object or a string")
+        expected = "an object (for --field)" if spec.fields else "an object or a string"
+        raise fail(where, f"record is {_kind(obj)}, expected {expected}")
     if spec.fields:
         return "\n".join(_field_text(obj, field, spec, where) for field in spec.fields)
     return _auto_text(obj, spec, where)

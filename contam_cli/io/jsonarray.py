@@ -1,4 +1,11 @@
-"""The JSON array scanner: each record of a JSON array (or object) with its line and exact bytes."""
+"""The JSON array scanner: each record of a JSON array (or object) with its line and exact bytes.
+
+A ``.json`` document is a top-level array of records, an object holding one (``{"data": [...]}``),
+or one record: an object with a text field :func:`~contam_cli.io.extract.extract_text` detects
+(``{"id": ..., "question": ..., "choices": [...]}``) is that record, never a container of its
+lists. An object that is neither (several arrays of records, or an array of strings beside string
+fields, which could be a record's text or its tags) is refused, not guessed.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any, cast
 
 from contam_cli.errors import InputError
-from contam_cli.io.extract import without_surrogates
+from contam_cli.io.extract import TEXT_KEYS, without_surrogates
 from contam_cli.io.model import ReadNotes
 
 __all__ = ["iter_array_elements"]
@@ -113,8 +120,13 @@ class _JsonScanner:
             self.value()
 
 
+def _is_one_record(top: dict[str, Any]) -> bool:
+    """Whether a top-level object is itself a record: it has a text field auto-detection reads."""
+    return any(top.get(key) is not None for key in TEXT_KEYS)
+
+
 def _records_key(top: dict[str, Any], path: str) -> str:
-    """The key of the one list of records in a top-level JSON object."""
+    """The key of the one list of records in a top-level object that is not a record."""
     lists = [k for k, v in top.items() if isinstance(v, list)]
     # NOTE: an array holding objects beats one of plain strings (e.g. "tags" beside "data").
     of_objects = [k for k in lists if any(isinstance(e, dict) for e in top[k])]
@@ -123,8 +135,19 @@ def _records_key(top: dict[str, Any], path: str) -> str:
         found = ", ".join(repr(k) for k in chosen) or "none"
         raise InputError(
             path,
-            "expected a JSON array of records or an object holding exactly one "
-            f"array of records (arrays found: {found})",
+            "expected a JSON array of records, an object holding exactly one array of records "
+            f"or one record with a text field (arrays found: {found})",
+            1,
+        )
+    strings = [k for k, v in top.items() if isinstance(v, str)]
+    if not of_objects and strings:
+        # NOTE: {"body": "...", "tags": ["a", "b"]} is a record whose text field is not one
+        # auto-detection knows, or a container: reading the tags as records would miss "body".
+        raise InputError(
+            path,
+            f"a JSON object holding the array of strings {chosen[0]!r} beside the string "
+            f"field(s) {', '.join(map(repr, strings))}: one record, or an array of records? "
+            "Write records as a JSON array or JSONL",
             1,
         )
     return chosen[0]
@@ -134,7 +157,8 @@ def iter_array_elements(
     text: str, path: str, notes: ReadNotes | None = None
 ) -> Iterator[tuple[object, int, tuple[int, int]]]:
     """``(element, line, byte span)`` of every record in a JSON document: the elements of a
-    top-level array, or of the one array of records in a top-level object (see _records_key)."""
+    top-level array, the top-level object when it is a record (see _is_one_record), or the
+    elements of the one array of records in a top-level object (see _records_key)."""
     scanner = _JsonScanner(text, path)
     opening = scanner.skip_ws()
     resume = None
@@ -143,6 +167,14 @@ def iter_array_elements(
         brace = scanner.pos
         top, _ = scanner.value()
         resume = scanner.pos
+        if _is_one_record(cast(dict[str, Any], top)):
+            line, span = scanner.line_at(brace), (scanner.byte_at(brace), scanner.byte_at(resume))
+            fixed, changed = without_surrogates(top)
+            if changed and notes is not None:
+                notes.replaced(path)
+            _end_of_document(scanner, "record")
+            yield fixed, line, span
+            return
         key = _records_key(cast(dict[str, Any], top), path)
         scanner.pos = brace + 1
         scanner.enter_member(key)
@@ -151,7 +183,9 @@ def iter_array_elements(
     elif not opening:
         return  # NOTE: an empty file; the caller reports "no records".
     else:
-        raise InputError(path, "expected a JSON array of records or an object holding one", 1)
+        raise InputError(
+            path, "expected a JSON array of records, an object holding one or one record", 1
+        )
     # NOTE: the stdlib decoder reads "\ud800" as a lone surrogate, which is not text: replaced
     # as the JSONL reader does (looked for only in documents that hold such an escape).
     escapes = _SURROGATE_ESCAPE.search(text) is not None
@@ -163,7 +197,12 @@ def iter_array_elements(
     if key is not None:
         scanner.rest_of_members(key)
     scanner.pos = resume if resume is not None else scanner.pos
+    _end_of_document(scanner, "array")
+
+
+def _end_of_document(scanner: _JsonScanner, what: str) -> None:
+    """Refuse anything but whitespace after the top-level value (the cursor is after it)."""
     if scanner.skip_ws():
         raise InputError(
-            path, "invalid JSON: extra data after the array", scanner.line_at(scanner.pos)
+            scanner.path, f"invalid JSON: extra data after the {what}", scanner.line_at(scanner.pos)
         )

@@ -60,10 +60,16 @@ def _rebuild_array(
     """`data` with each JSON array element i replaced by units[i] (None: the element as it is).
 
     Elements keep their original separators (``,\\n  `` or ``, ``); text before the first and
-    after the last element (the array's opening, an enclosing object) is kept as it is.
+    after the last element (the array's opening, an enclosing object) is kept as it is. A
+    document that is one record (a top-level object) becomes an array when it is replaced by
+    none or several (``[]``, ``[{...}, {...}]``), which a bare sequence of objects is not.
     """
     if not spans:
         return data
+    if len(spans) == 1 and units[0] is not None and len(units[0]) != 1:
+        head = data[: spans[0][0]]
+        if not head.rstrip().endswith(b"["):  # NOTE: the record is the whole document
+            return head + b"[" + b", ".join(units[0]) + b"]" + data[spans[0][1] :]
     seps = [data[spans[i][1] : spans[i + 1][0]] for i in range(len(spans) - 1)]
     default_sep = seps[0] if seps else b", "
     parts = [data[: spans[0][0]]]
