@@ -14,7 +14,7 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary, open_raw
 from contam_cli.io.jsonl_fast import kernel_batches, kernels
 from contam_cli.io.line_batch import LineBatch, TextBatch
-from contam_cli.io.lines import BIG_LINE, iter_lines, seek_line_start
+from contam_cli.io.lines import BIG_LINE, is_blank, iter_lines, seek_line_start
 from contam_cli.io.model import ReadNotes, Record
 from contam_cli.io.readers import iter_records
 from contam_cli.io.remote import RemoteFile
@@ -125,7 +125,7 @@ def _line_batches(
         if offset >= limit:
             line_no -= 1  # that line belongs to the next range
             break
-        if not raw or raw.isspace():
+        if not raw or raw.isspace() or (not offset and is_blank(0, raw)):
             continue
         text: object = None
         # NOTE: offset 0 may start with a BOM: the full reader strips it; and it parses a big

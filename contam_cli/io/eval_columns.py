@@ -21,7 +21,7 @@ from contam_cli.io.extract import TextSpec
 from contam_cli.io.formats import StrPath, detect_format, open_binary, read
 from contam_cli.io.jsonl_fast import BLOCK_SIZE
 from contam_cli.io.jsonl_fast import kernels as jsonl_kernels
-from contam_cli.io.lines import BIG_LINE, iter_lines
+from contam_cli.io.lines import BIG_LINE, is_blank, iter_lines
 from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.readers import _line_record, _read_file, eval_sources
 from contam_cli.io.source import FileSource
@@ -243,9 +243,8 @@ def _other_line(
     """A line the hot path does not take, as the record reader reads it (None: blank);
     `obj`: what it parsed to, None when it did not parse (or was not tried)."""
     if obj is None:
-        return (
-            None if not raw or raw.isspace() else _line_record(src, offset, raw, line_no, ordinal)
-        )
+        blank = is_blank(offset, raw)  # NOTE: a BOM alone on the first line is blank too
+        return None if blank else _line_record(src, offset, raw, line_no, ordinal)
     return _line_record(src, offset, raw, line_no, ordinal, obj)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from contam_cli.io.accel import load
 from contam_cli.io.formats import read
 from contam_cli.io.line_batch import BatchBuilder, TextBatch
-from contam_cli.io.lines import BIG_LINE
+from contam_cli.io.lines import BIG_LINE, is_blank
 from contam_cli.io.model import Record
 from contam_cli.io.packed import PackedTexts, packed_buffer
 from contam_cli.io.source import FileSource
@@ -222,6 +222,8 @@ class _State:
 
     def _full(self, raw: bytes, offset: int, line: int) -> Iterator[TextBatch]:
         """Line `raw` (at file `offset`, 1-based `line`) read by the full reader."""
+        if is_blank(offset, raw):  # NOTE: a BOM alone on the first line (the kernel declines it)
+            return
         rec = self.batch.full_record(offset, line, raw, self.batch.count)
         self.batch.add(rec.text.encode("utf-8", "surrogatepass"), offset, line, rec)
         self.count += 1

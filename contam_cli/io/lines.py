@@ -19,6 +19,7 @@ __all__ = [
     "decode_line",
     "decode_whole",
     "iter_lines",
+    "is_blank",
     "line_span",
     "parse_line",
     "seek_line_start",
@@ -57,6 +58,14 @@ def iter_lines(fh: BinaryIO, offset: int, path: str) -> Iterator[tuple[int, byte
     tail = b"".join(pending)
     if tail:
         yield offset, tail
+
+
+def is_blank(offset: int, line: bytes) -> bool:
+    """Whether a line holds nothing but whitespace; a BOM at file start is nothing too, so a
+    file opening with a BOM alone on its first line reads like one without the BOM."""
+    if offset == 0 and line.startswith(BOM):
+        line = line[3:]
+    return not line or line.isspace()
 
 
 def line_span(offset: int, line: bytes) -> tuple[int, int, bytes]:

@@ -25,6 +25,7 @@ from contam_cli.io.lines import (
     BOM,
     decode_line,
     decode_whole,
+    is_blank,
     iter_lines,
     line_span,
     parse_line,
@@ -57,6 +58,8 @@ def _line_records(
         if offset and not raw.endswith(b"\r"):  # NOTE: hot path, _line_span inlined
             start, stop, content = offset, offset + len(raw), raw
         else:
+            if is_blank(offset, raw):  # NOTE: a BOM alone on the first line
+                continue
             start, stop, content = line_span(offset, raw)
         line = None if ranged else line_no
         where = (path, line)

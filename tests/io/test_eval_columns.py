@@ -77,6 +77,8 @@ LINES = {
     "surrogate": b'{"id": "f", "text": "lone \\ud800 here"}',
     "unicode": '{"id": "g", "text": "caf\u00e9 \u2014 na\u00efve"}'.encode(),
     "bom": b'\xef\xbb\xbf{"id": "h", "text": "after a bom"}',
+    "bom alone": b"\xef\xbb\xbf",
+    "bom crlf": b"\xef\xbb\xbf \r",
     "bad utf8": b'{"id": "i", "text": "\xff"}',
     "padded": b'  {"id": "j", "text": "padded"}  ',
     "escaped id": b'{"id": "k\\u00e9\\n\\"", "text": "an id with escapes"}',

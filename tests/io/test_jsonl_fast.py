@@ -206,6 +206,8 @@ LINES = st.one_of(
         b'{"messages": [{"role": "user", "content": "hi there"}]}',
         b'{"text": "crlf"}\r',
         b'"a bare string"',
+        b"\xef\xbb\xbf",
+        b"\xef\xbb\xbf\r",
         b'{"text": "caf\xc3\xa9 \xe2\x80\x94 \xe6\x97\xa5"}',
     ]),
 )  # fmt: skip

@@ -136,3 +136,23 @@ def test_a_float_id_is_an_id_not_a_line_number(tmp_path: Path) -> None:
         '{"id": 1.5, "text": "a b c"}\n{"id": 2, "text": "d e f"}\n', encoding="utf-8", newline="\n"
     )
     assert [r.id for r in iter_eval([tmp_path / "e.jsonl"])] == ["1.5", "2"]
+
+
+@pytest.mark.parametrize("name", ["e.jsonl", "e.txt"])
+@pytest.mark.parametrize("first", [b"\xef\xbb\xbf\n", b"\xef\xbb\xbf\r\n", b"\xef\xbb\xbf  \n"])
+def test_a_bom_alone_on_the_first_line_is_a_blank_line(
+    tmp_path: Path, name: str, first: bytes
+) -> None:
+    body = b'{"id": "a", "text": "hello world"}\n' if name == "e.jsonl" else b"hello world\n"
+    path, plain = tmp_path / name, tmp_path / f"plain-{name}"
+    path.write_bytes(first + body)
+    plain.write_bytes(first[3:] + body)
+    got = [(r.id, r.text, r.locator.line) for r in iter_records(path, role="eval")]
+    assert got == [(r.id, r.text, r.locator.line) for r in iter_records(plain, role="eval")]
+    assert [text for _, text, _ in got] == ["hello world"]  # not an empty example
+    if name == "e.jsonl":  # NOTE: a .txt corpus file is one document, read whole either way
+        got = [(r.id, r.text, r.locator.line) for r in iter_records(path, role="corpus")]
+        assert got == [("a", "hello world", 2)]
+    for accel in (False, True):
+        report = scan([path], [path], n=2, accel=accel)
+        assert [e.id for e in report.examples] == ["a" if name == "e.jsonl" else "2"]
