@@ -11,8 +11,8 @@ gives. Layout of a checkpoint directory::
 
 A pass key is :func:`config_key` of the run key and the pass's context (the eval index content,
 the options that change a result), so a directory made by another configuration is refused
-rather than mixed in. A task key names the task and the size and mtime of its files, so a task
-whose corpus file changed runs again.
+rather than mixed in. A task key names the task and the stat of its files (see :func:`_stat`), so
+a task whose corpus file changed runs again.
 
 NOTE: results are saved by the driver as the run reaches them in task order; on an interrupt the
 few finished tasks waiting behind a slower one (at most the executor's in-flight bound) run again.
@@ -124,7 +124,7 @@ def _feed_dataclass(h: Any, obj: Any) -> None:
 def task_key(task: Any) -> str:
     """A stable key for a task: a scan shard (:attr:`Shard.key` and exactly what it reads), a
     tuple starting with a path (a corpus clean's file), anything with a ``key``, or a str; each
-    file named with its size and mtime, so a task whose input changed runs again."""
+    file named with its stat (:func:`_stat`), so a task whose input changed runs again."""
     if isinstance(task, Shard):
         items = ";".join(f"{o}:{p}:{r}:{_stat(p)}" for o, p, r in task.items)
         return f"{task.key} [{items}]"
@@ -138,13 +138,18 @@ def task_key(task: Any) -> str:
 
 
 def _stat(path: str | Path | RemoteFile) -> str:
+    """What says a file is the one a result was made from: its size, mtime, ctime and inode. The
+    change time is set by the kernel on every write and cannot be set back (``touch -r``,
+    ``cp -p``, ``rsync -t`` and tar restore only the mtime), so a same-size rewrite that keeps
+    the mtime still runs again; a file merely moved or re-permissioned runs again too, never the
+    other way round."""
     if isinstance(path, RemoteFile):
         return path.version  # NOTE: the listed size and ETag: a changed object runs again
     try:
         st = os.stat(path)
     except OSError:
         return "missing"
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 class Checkpointed(Executor):

@@ -95,9 +95,9 @@ def _index_cached(paths: list[Path], opts: ScanOptions, tk: Tokenizer) -> _Index
     return refs, described, index
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+def _stamp(path: Path) -> tuple[int, int, int]:
     st = path.stat()
-    return st.st_size, st.st_mtime_ns
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns  # NOTE: ctime: a write that kept the mtime
 
 
 _Indexed = tuple[EvalRefs, list[dict[str, Any]], EvalIndex]

@@ -274,6 +274,29 @@ def test_a_changed_file_or_a_damaged_entry_runs_again(tmp_path: Path, small_shar
     assert counting.counts == [sum("part1" in sh.key for sh in plan)]
 
 
+def test_a_same_size_rewrite_with_the_mtime_put_back_runs_again(
+    tmp_path: Path, small_shards: None
+) -> None:
+    """``cp -p``, ``rsync -t``, tar and ``touch -r`` put a file's old mtime back: a rewrite of
+    the same size must still run again, or the old content's results would be reused."""
+    evals, corpus = make_corpus(tmp_path)
+    path = corpus / "part1.jsonl"
+    before = path.stat()
+    planted = orjson.dumps({"text": evals[3]})
+    lines = path.read_bytes().split(b"\n")
+    lines[5] = planted + b" " * (len(lines[5]) - len(planted))  # NOTE: the same size
+    assert len(lines[5]) == len(path.read_bytes().split(b"\n")[5])
+    ckpt = tmp_path / "ckpt"
+    clean = scan(evals, corpus, n=5, executor=Checkpointed(InProcess(), ckpt))
+    assert clean.examples[3].longest_run < 20
+    path.write_bytes(b"\n".join(lines))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    resumed = scan(evals, corpus, n=5, executor=Checkpointed(InProcess(), ckpt))
+    assert resumed.examples[3].longest_run == 20
+    assert resumed == scan(evals, corpus, n=5)
+
+
 @given(st.lists(st.integers(0, 5), max_size=6), st.sampled_from(["int32", "int64", "uint64"]))
 def test_config_key_tells_arrays_and_values_apart(values: list[int], dtype: str) -> None:
     arr = np.array(values, dtype=dtype)

@@ -6,12 +6,13 @@ finished reduce task (its part) is kept there by :class:`~contam_cli.engine.chec
 or a lost node, run again with the same directory, maps and reduces only what had not finished.
 The index it writes is the uninterrupted build's, byte for byte.
 
-A map task is keyed by its shard (each file's size and mtime: a changed file is mapped again), its
-number and its bucket bits; a reduce task by its buckets and the keys of every map task it
-reads, so it runs again whenever one of them did. The staging directory's path and token and the
-choice of kernels are not part of a key (:data:`~contam_cli.engine.checkpoint._IRRELEVANT`): a
-resumed build may use other workers. Once the index is in place the checkpoint is removed: the
-index holds everything it did, and its run files are as large as the index.
+A map task is keyed by its shard (each file's size, mtime, ctime and inode: a changed file is
+mapped again), its number and its bucket bits; a reduce task by its buckets and the keys of every
+map task it reads, so it runs again whenever one of them did. The staging directory's path and
+token and the choice of kernels are not part of a key
+(:data:`~contam_cli.engine.checkpoint._IRRELEVANT`): a resumed build may use other workers.
+Once the index is in place the checkpoint is removed: the index holds everything it did, and its
+run files are as large as the index.
 """
 
 from __future__ import annotations
