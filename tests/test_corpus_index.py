@@ -121,7 +121,7 @@ def test_fixture_through_the_cli_with_positions(tmp_path: Path) -> None:
     assert header.n == 13 and header.positions and len(header.sources[0]["files"]) == 2
     assert all(len(f["sha256"]) == 64 for f in header.sources[0]["files"])
     info = runner.invoke(app, ["index", "info", str(idx)])
-    assert info.exit_code == 0 and json.loads(info.stdout)["format"] == "contam.index/2"
+    assert info.exit_code == 0 and json.loads(info.stdout)["format"] == "contam.index/3"
 
 
 def test_config_mismatch_is_a_clear_error(tmp_path: Path) -> None:

@@ -249,6 +249,7 @@ def _scan_index(
         )
     header = load_header(index)
     header.check(opts.n, opts.norm, index)
+    corpus_spec = header.corpus_spec(opts.corpus_spec, index)
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
     _check_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
@@ -260,7 +261,7 @@ def _scan_index(
         eval_index = suppression.index
         policy_warnings += suppression.warnings()
     acc = new_accumulator(eval_index, [s["name"] for s in header.sources], opts.redact)
-    warnings = match_index(index, header, eval_index, acc)
+    warnings = match_index(index, header, eval_index, acc, corpus_spec)
     corpus_inputs = [
         {
             "source": s["name"],

@@ -14,7 +14,7 @@ import orjson
 
 from contam_cli.engine.corpus_index import build_corpus_index
 from contam_cli.engine.corpus_index.doctable import save_npz
-from contam_cli.engine.corpus_index.header import IndexHeader, file_entry
+from contam_cli.engine.corpus_index.header import IndexHeader, describe_spec, file_entry
 from contam_cli.engine.shards import Source
 from contam_cli.features.scan import ScanOptions, resolve_sources
 from contam_cli.io.batches import iter_text_batches
@@ -92,7 +92,8 @@ def oracle_index(sources: list[Source], out: Path, n: int, positions: bool) -> N
                 "stored": stored,
             }
         )
-    header = IndexHeader(n, DEFAULT_NORM.describe(), HASH_NAME, positions, described)
+    text = describe_spec(TextSpec())
+    header = IndexHeader(n, DEFAULT_NORM.describe(), HASH_NAME, positions, described, text)
     (out / "header.json").write_bytes(orjson.dumps(header.to_dict(), option=orjson.OPT_INDENT_2))
 
 

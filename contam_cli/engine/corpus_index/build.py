@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 
 from contam_cli.engine.corpus_index.doctable import check_ranged_files, doc_table, save_npz
-from contam_cli.engine.corpus_index.header import IndexHeader, file_entry
+from contam_cli.engine.corpus_index.header import IndexHeader, describe_spec, file_entry
 from contam_cli.engine.corpus_index.mapper import (
     MARKER,
     REC,
@@ -110,7 +110,8 @@ def build_corpus_index(
             runner = keep.executor(executor, jobs, Path(checkpoint), inputs, out)
         with _held(executor):
             described = build.run(sources, runner, jobs, progress)
-        header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described)
+        text = describe_spec(corpus_spec)
+        header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described, text)
         (tmp / "header.json").write_bytes(
             orjson.dumps(header.to_dict(), option=orjson.OPT_INDENT_2)
         )

@@ -12,12 +12,21 @@ import orjson
 from contam_cli._version import __version__
 from contam_cli.errors import IndexMismatchError, InputError
 from contam_cli.io.discover import sha256_file
+from contam_cli.io.extract import TextSpec
 from contam_cli.text import HASH_NAME, NormConfig
 
-__all__ = ["INDEX_FORMAT", "IndexHeader", "file_entry", "load_header", "resolve_file"]
+__all__ = [
+    "INDEX_FORMAT",
+    "IndexHeader",
+    "describe_spec",
+    "file_entry",
+    "load_header",
+    "resolve_file",
+]
 
-INDEX_FORMAT = "contam.index/2"
-_READS = ("contam.index/1", INDEX_FORMAT)
+INDEX_FORMAT = "contam.index/3"
+_READS = ("contam.index/1", "contam.index/2", INDEX_FORMAT)
+"""Formats before 3 record no ``corpus_text`` (see :meth:`IndexHeader.corpus_spec`)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,9 @@ class IndexHeader:
     positions: bool
     sources: list[dict[str, Any]]
     """Per source: name, files (path, relpath, sha256, bytes), documents, ngrams, stored."""
+    corpus_text: dict[str, Any] | None
+    """The text rules the corpus was read with (:func:`describe_spec` of its TextSpec: fields,
+    roles, id field); None in an index of a format before 3, which did not record them."""
     tool_version: str = __version__
     format: str = INDEX_FORMAT
 
@@ -41,6 +53,7 @@ class IndexHeader:
             "normalization": self.normalization,
             "hash": self.hash,
             "positions": self.positions,
+            "corpus_text": self.corpus_text,
             "sources": self.sources,
         }
 
@@ -60,6 +73,34 @@ class IndexHeader:
             prefix = f"{where}: " if where is not None else ""
             raise IndexMismatchError(f"{prefix}the index was built with " + "; ".join(problems))
 
+    def corpus_spec(self, asked: TextSpec, where: Path | str) -> TextSpec:
+        """The text rules to read the index's documents again with (its evidence): those it was
+        built with. `asked`: the scan's corpus text rules; the default TextSpec() means "the
+        index's", any other must be the index's. Raise IndexMismatchError when they differ, or
+        when the index records none (built before format 3) and they matter: it has positions
+        (evidence is read again) or the scan asks for rules of its own."""
+        if self.corpus_text is None:
+            if self.positions or asked != TextSpec():
+                why = (
+                    "which its evidence documents must be read again with"
+                    if self.positions
+                    else f"so {_flags(asked)} cannot be checked against them"
+                )
+                raise IndexMismatchError(
+                    f"{where}: the index was built by an earlier contam ({self.format}) that "
+                    f"did not record its corpus text rules (--corpus-field/--roles), {why}; "
+                    "rebuild it with `contam index build`"
+                )
+            return asked
+        built = spec_of(self.corpus_text)
+        if asked not in (TextSpec(), built):
+            raise IndexMismatchError(
+                f"{where}: the index was built with {_flags(built)}, this scan asks for "
+                f"{_flags(asked)}; scan with the index's (or without --corpus-field/--roles) "
+                "or rebuild it"
+            )
+        return built
+
     def verify(self, root: Path) -> bool:
         """Check every corpus file's sha256 against the one recorded at build time; raise
         IndexMismatchError naming the first file that is missing or changed."""
@@ -74,6 +115,42 @@ class IndexHeader:
                         "rebuild the index"
                     )
         return True
+
+
+def describe_spec(spec: TextSpec) -> dict[str, Any]:
+    """A corpus TextSpec as the header records it (JSON).
+
+    >>> describe_spec(TextSpec(fields=("body",), roles=("assistant",)))
+    {'fields': ['body'], 'roles': ['assistant'], 'id_field': None}
+    """
+    roles = None if spec.roles is None else list(spec.roles)
+    return {"fields": list(spec.fields), "roles": roles, "id_field": spec.id_field}
+
+
+def spec_of(described: dict[str, Any]) -> TextSpec:
+    """The TextSpec that :func:`describe_spec` described."""
+    roles = described.get("roles")
+    return TextSpec(
+        fields=tuple(described.get("fields") or ()),
+        roles=None if roles is None else tuple(roles),
+        id_field=described.get("id_field"),
+    )
+
+
+def _flags(spec: TextSpec) -> str:
+    """A corpus TextSpec in the words of the command line.
+
+    >>> _flags(TextSpec(fields=("body",)))
+    '--corpus-field body'
+    >>> _flags(TextSpec())
+    'no --corpus-field/--roles (the text found by default, every role)'
+    """
+    parts = [f"--corpus-field {f}" for f in spec.fields]
+    if spec.roles is not None:
+        parts.append(f"--roles {','.join(spec.roles)}")
+    if spec.id_field is not None:
+        parts.append(f"corpus id field {spec.id_field!r}")
+    return " ".join(parts) or "no --corpus-field/--roles (the text found by default, every role)"
 
 
 def file_entry(path: Path, out: Path) -> dict[str, Any]:
@@ -125,8 +202,22 @@ def load_header(path: str | os.PathLike[str]) -> IndexHeader:
             hash=data["hash"],
             positions=bool(data["positions"]),
             sources=list(data["sources"]),
+            corpus_text=_corpus_text(data, head),
             tool_version=data["tool_version"],
             format=data["format"],
         )
     except (KeyError, TypeError, ValueError) as e:
         raise InputError(head, f"invalid index header (missing or bad {e})") from None
+
+
+def _corpus_text(data: dict[str, Any], head: Path) -> dict[str, Any] | None:
+    """The header's corpus text rules: required in format 3, absent before (a format this
+    contam does not read has none here: :meth:`IndexHeader.check` refuses it)."""
+    if data.get("format") != INDEX_FORMAT:
+        return None
+    text = data["corpus_text"]
+    ok = isinstance(text, dict) and isinstance(text.get("fields"), list)
+    roles = text.get("roles") if isinstance(text, dict) else None
+    if not ok or not (roles is None or isinstance(roles, list)):
+        raise InputError(head, "invalid index header (bad corpus_text)")
+    return dict(text)

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import zipfile
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from contam_cli.engine.accumulator import Accumulator
 from contam_cli.engine.corpus_index.header import IndexHeader, resolve_file
+from contam_cli.engine.corpus_index.reread import evidence_records
 from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.evidence import make_evidence
 from contam_cli.engine.match import best_runs
 from contam_cli.errors import InputError
-from contam_cli.io.model import Record
-from contam_cli.io.readers import iter_records
+from contam_cli.io.extract import TextSpec
 
 __all__ = ["match_index"]
 
@@ -38,11 +36,17 @@ def _memmap(path: Path, expected: int) -> np.ndarray:
 
 
 def match_index(
-    root: str | Path, header: IndexHeader, index: EvalIndex, acc: Accumulator
+    root: str | Path,
+    header: IndexHeader,
+    index: EvalIndex,
+    acc: Accumulator,
+    spec: TextSpec,
 ) -> list[str]:
     """Fill `acc` from a persisted index: matched n-grams per source, and runs (exact runs with
-    evidence when the index holds positions, else chained runs without a document). Returns
-    warnings (corpus files no longer where the index says, so some evidence has no text)."""
+    evidence when the index holds positions, else chained runs without a document). `spec`:
+    the text rules the index read its corpus with (:meth:`IndexHeader.corpus_spec`), which the
+    evidence documents are read again with. Returns warnings (corpus files gone or changed
+    since the index was built, so some evidence has no text)."""
     root = Path(root)
     warnings: list[str] = []
     for k, _src in enumerate(header.sources):
@@ -54,7 +58,8 @@ def match_index(
         acc.matched[k] |= hit
         if header.positions:
             found = np.flatnonzero(hit)
-            warnings += _exact_runs(root, k, header, index, acc, lo[hit], hi[hit], found)
+            hits = (lo[hit], hi[hit], found)
+            warnings += _exact_runs(root, k, header, index, acc, hits, spec)
         else:
             _chained_runs(index, acc, k, np.flatnonzero(hit))
     return warnings
@@ -81,10 +86,12 @@ def _exact_runs(
     header: IndexHeader,
     index: EvalIndex,
     acc: Accumulator,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    found: np.ndarray,
+    hits: tuple[np.ndarray, np.ndarray, np.ndarray],
+    spec: TextSpec,
 ) -> list[str]:
+    """Exact runs of source `k` from its index entries `hits` (lo, hi: the range of each
+    matched eval gram among the source's sorted grams; found: those grams), with evidence."""
+    lo, hi, found = hits
     stored = int(header.sources[k]["stored"])
     docs_all = _memmap(root / f"s{k}.doc.u64", stored)
     pos_all = _memmap(root / f"s{k}.pos.u64", stored)
@@ -100,71 +107,20 @@ def _exact_runs(
     acc.best_order[k, runs.example] = runs.doc
     acc.best_pos[k, runs.example] = runs.doc_pos
     table = _doc_table(root / f"s{k}.docs.npz", int(header.sources[k]["documents"]))
-    files = [resolve_file(root, f) for f in header.sources[k]["files"]]
-    wanted = sorted({int(d) for d in runs.doc.tolist()})
-    found_docs, warnings = _read_docs(files, header.sources[k]["files"], table, wanted)
-    for r in range(len(runs.example)):
+    entries = header.sources[k]["files"]
+    files = [resolve_file(root, f) for f in entries]
+    records, warnings = evidence_records(files, entries, table, runs, index, spec)
+    for r, rec in enumerate(records):
         acc.evidence[(k, int(runs.example[r]))] = make_evidence(
-            found_docs.get(int(runs.doc[r])),
+            rec,
             header.sources[k]["name"],
             int(runs.doc_pos[r]),
             int(runs.eval_pos[r]),
             int(runs.length[r]),
             acc.redact,
+            norm=index.norm,
         )
     return warnings
-
-
-def _read_docs(
-    files: list[Path | None],
-    entries: list[dict[str, Any]],
-    table: dict[str, np.ndarray],
-    wanted: list[int],
-) -> tuple[dict[int, Record], list[str]]:
-    """Re-read the documents holding evidence, each file once; a file that is gone gives a
-    warning (its evidence keeps positions but has no text or offsets)."""
-    file_ord, offsets, records = table["file_ord"], table["offset"], table["record"]
-    by_file: dict[int, list[int]] = {}
-    for d in wanted:
-        by_file.setdefault(int(file_ord[d]), []).append(d)
-    out: dict[int, Record] = {}
-    warnings = []
-    for f, docs in by_file.items():
-        path = files[f]
-        if path is None:
-            warnings.append(
-                f"{entries[f]['path']}: corpus file of the index not found; "
-                f"{len(docs)} evidence document(s) without text"
-            )
-            continue
-        if path.stat().st_size != entries[f]["bytes"]:
-            warnings.append(
-                f"{path}: changed since the index was built (size differs); its evidence may "
-                "point at the wrong text (scan with --verify to refuse a changed corpus)"
-            )
-        if path.suffix in (".jsonl", ".ndjson") and all(offsets[d] >= 0 for d in docs):
-            for d in docs:  # uncompressed JSONL: jump straight to the record
-                off = int(offsets[d])
-                rec = next(iter_records(path, role="corpus", byte_range=(off, off + 1)))
-                out[d] = _placed(rec, int(table["line"][d]), int(records[d]), off)
-            continue
-        first = int(np.searchsorted(file_ord, f))
-        want = {int(records[d]) if records[d] >= 0 else d - first: d for d in docs}
-        for i, rec in enumerate(iter_records(path, role="corpus")):
-            if i in want:
-                out[want[i]] = rec
-    return out, warnings
-
-
-def _placed(rec: Record, line: int, ordinal: int, offset: int) -> Record:
-    """A record read at its byte offset, with the line and ordinal it has in its file (the
-    index holds them; a read from an offset knows neither), and the id a whole-file read gives
-    it when the record has none."""
-    if line < 0:
-        return rec
-    loc = replace(rec.locator, line=line, record=ordinal if ordinal >= 0 else rec.locator.record)
-    doc_id = str(line) if rec.id == f"@{offset}" else rec.id
-    return replace(rec, id=doc_id, locator=loc)
 
 
 def _doc_table(path: Path, documents: int) -> dict[str, np.ndarray]:
