@@ -36,7 +36,7 @@ from contam_cli.io.output import split_compression
 from contam_cli.io.remote import RemoteFile
 from contam_cli.io.source import FileSource, Role
 
-__all__ = ["iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval"]
+__all__ = ["iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval", "whole_read_id"]
 
 
 def _line_records(
@@ -76,6 +76,17 @@ def _line_records(
                     yield Record(found, text, locator)
                     continue
         yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
+
+
+def whole_read_id(doc_id: str, offset: int, line: int) -> str:
+    """The id a whole read of a JSONL file gives the record a byte-range read gave `doc_id`
+    (the record's line starting at byte `offset`, file line `line`): a record without an id is
+    ``"@<offset>"`` in a range and its line number in a whole read; an id it has stays.
+
+    >>> whole_read_id("@120", 120, 7), whole_read_id("q-1", 120, 7)
+    ('7', 'q-1')
+    """
+    return str(line) if doc_id == f"@{offset}" else doc_id
 
 
 _UNPARSED = object()
@@ -171,7 +182,8 @@ def iter_records(
     the records whose line starts at a byte offset in ``[start, end)``, so adjacent ranges split a
     file without loss or overlap. In that mode ``Locator.line`` and ``Locator.record`` are None
     (counting earlier lines would mean reading them), spans stay absolute file offsets, a record
-    without an id gets ``"@<offset>"`` instead of its line number, and an empty range is no error.
+    without an id gets ``"@<offset>"`` instead of its line number (:func:`whole_read_id` gives it
+    back once the line is known), and an empty range is no error.
     """
     if isinstance(path, RemoteFile):
         src = FileSource(path.url, role, spec, path.name, remote=path, notes=notes)

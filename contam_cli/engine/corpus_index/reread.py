@@ -25,7 +25,7 @@ from contam_cli.engine.windows import window_ngrams
 from contam_cli.errors import ContamError
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.model import Record
-from contam_cli.io.readers import iter_records
+from contam_cli.io.readers import iter_records, whole_read_id
 from contam_cli.text import Tokenizer
 
 __all__ = ["evidence_records"]
@@ -161,8 +161,7 @@ def _placed(rec: Record, line: int, ordinal: int, offset: int) -> Record:
     if line < 0:
         return rec
     loc = replace(rec.locator, line=line, record=ordinal if ordinal >= 0 else rec.locator.record)
-    doc_id = str(line) if rec.id == f"@{offset}" else rec.id
-    return replace(rec, id=doc_id, locator=loc)
+    return replace(rec, id=whole_read_id(rec.id, offset, line), locator=loc)
 
 
 def _grams_by_position(text: str, tk: Tokenizer, n: int) -> np.ndarray:
