@@ -49,7 +49,7 @@ def test_jobs_and_byte_range_shards_match_one_process(
     assert _key(scan(evals, files, n=3, jobs=3, chunk_bytes=64)) == _key(one)
 
 
-def test_byte_range_evidence_gets_line_numbers(
+def test_byte_range_evidence_gets_line_numbers_and_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lines = [f"filler number {i} and some more words" for i in range(200)]
@@ -61,6 +61,7 @@ def test_byte_range_evidence_gets_line_numbers(
     for jobs in (1, 2):
         e = scan(["the planted sentence sits on this exact line"], [f], n=4, jobs=jobs).examples[0]
         assert e.longest_run == 8 and e.evidence.line == 151 and e.evidence.path == str(f)
+        assert (e.evidence.record, e.evidence.doc_id) == (150, "151")  # as a whole read
 
 
 def test_bad_corpus_record_in_a_worker_is_reported_with_file_and_line(

@@ -30,8 +30,8 @@ class Accumulator:
     best_order: np.ndarray = field(init=False)
     best_pos: np.ndarray = field(init=False)
     evidence: dict[tuple[int, int], Evidence] = field(init=False, default_factory=dict)
-    range_lines: dict[tuple[str, int], int] = field(init=False, default_factory=dict)
-    """Lines read from each byte range (path, start) of a sharded file."""
+    range_reads: dict[tuple[str, int], tuple[int, int]] = field(init=False, default_factory=dict)
+    """Lines and records read from each byte range (path, start) of a sharded file."""
     replaced: dict[str, int] = field(init=False, default_factory=dict)
     """Per corpus file, the records whose lone surrogate escapes were read as U+FFFD."""
     documents: np.ndarray = field(init=False)
@@ -139,7 +139,7 @@ class Accumulator:
         offsets = None
         if runs.words is not None and len(picks):
             offsets = RunOffsets(local, picks, batch.raw, norm)
-        ranges = batch.range_lines
+        ranged = batch.ranged
         for j, k in enumerate(picks.tolist()):
             e, d = int(runs.example[k]), int(runs.doc[k])
             self.best_len[s, e] = runs.length[k]
@@ -161,7 +161,7 @@ class Accumulator:
                 self.redact,
                 span=span,
                 norm=norm,
-                range_line=None if ranges is None else (ranges[0], ranges[1][d]),
+                ranged=None if ranged is None else (ranged.key, ranged.lines[d], ranged.records[d]),
             )
             self.evidence[(s, e)] = ev
 
@@ -210,7 +210,7 @@ class Accumulator:
         else:
             for s, grams in other._marks:
                 self.mark(s, grams)
-        self.range_lines.update(other.range_lines)
+        self.range_reads.update(other.range_reads)
         for path, count in other.replaced.items():
             self.replaced[path] = self.replaced.get(path, 0) + count
         self.documents += other.documents

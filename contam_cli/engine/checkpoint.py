@@ -50,7 +50,7 @@ R = TypeVar("R")
 
 MARKER = ".contam-checkpoint.json"
 _LOCK = ".contam-checkpoint.lock"
-SCHEMA = "contam.checkpoint/2"
+SCHEMA = "contam.checkpoint/3"
 
 #: Fields that never change a task's result (how fast, not what): left out of a pass key, so a
 #: resumed run may use more workers or the compiled kernels.

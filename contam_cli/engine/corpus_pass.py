@@ -17,9 +17,10 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.engine.shards import Shard, Source, plan_shards, shard_batches
 from contam_cli.io.inputs import as_record
 from contam_cli.io.model import ReadNotes, Record
+from contam_cli.io.readers import whole_read_id
 from contam_cli.text import NormConfig, Tokenizer, doc_lengths
 
-__all__ = ["CorpusContext", "fill_evidence_lines", "new_accumulator", "run_corpus", "scan_shard"]
+__all__ = ["CorpusContext", "fill_ranged_evidence", "new_accumulator", "run_corpus", "scan_shard"]
 
 ProgressFn = Callable[[int], None]
 
@@ -64,7 +65,7 @@ def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
     acc = new_accumulator(ctx.index, ctx.source_names, opts.redact, ctx.fuzzy)
     notes = ReadNotes()
     batches = shard_batches(
-        shard, opts.corpus_spec, opts.chunk_bytes, acc.range_lines, notes, opts.accel
+        shard, opts.corpus_spec, opts.chunk_bytes, acc.range_reads, notes, opts.accel
     )
     if ctx.fuzzy is None:
         for batch in batches:
@@ -110,7 +111,7 @@ def run_corpus(
                     progress(int(doc_lengths(batch.raw).sum()))
     for where, count in notes.surrogates.items():
         acc.replaced[where] = acc.replaced.get(where, 0) + count
-    fill_evidence_lines(acc)
+    fill_ranged_evidence(acc)
     return acc
 
 
@@ -121,19 +122,27 @@ def _numbered(
         yield as_record(x, i, "<stream>", opts.corpus_spec, role="corpus", notes=notes), i
 
 
-def fill_evidence_lines(acc: Accumulator) -> None:
-    """Turn range-relative evidence lines into file lines, from the lines each range read (the
-    fuzzy detector's evidence too, when `acc` holds it)."""
-    lines_before: dict[tuple[str, int], int] = {}  # (path, range start) -> lines in earlier ranges
-    total: dict[str, int] = {}
-    for (path, start), n in sorted(acc.range_lines.items()):
-        lines_before[(path, start)] = total.get(path, 0)
-        total[path] = total.get(path, 0) + n
+def fill_ranged_evidence(acc: Accumulator) -> None:
+    """Give the evidence from byte ranges what a whole read of its file gives (the fuzzy
+    detector's evidence too, when `acc` holds it): range-relative lines and record ordinals
+    become file ones, from the lines and records each earlier range of the file read, and the
+    range reader's ``"@<offset>"`` id of a record without one becomes its line number."""
+    before: dict[tuple[str, int], tuple[int, int]] = {}  # (path, start) -> earlier ranges' reads
+    total: dict[str, tuple[int, int]] = {}
+    for (path, start), (lines, records) in sorted(acc.range_reads.items()):
+        seen = before[(path, start)] = total.get(path, (0, 0))
+        total[path] = (seen[0] + lines, seen[1] + records)
     evidences: list[dict[Any, Any]] = [acc.evidence]
     if isinstance(acc, WithFuzzy):
         evidences.append(acc.fuzzy.evidence)
     for evidence in evidences:
         for key, ev in list(evidence.items()):
-            if ev.line_base is not None and ev.line is not None:
-                line = ev.line + lines_before[ev.line_base]
-                evidence[key] = replace(ev, line=line, line_base=None)
+            if ev.line_base is None:
+                continue
+            lines, records = before[ev.line_base]
+            line = None if ev.line is None else ev.line + lines
+            record = None if ev.record is None else ev.record + records
+            doc_id = ev.doc_id
+            if doc_id is not None and line is not None and ev.byte_offset is not None:
+                doc_id = whole_read_id(doc_id, ev.byte_offset, line)
+            evidence[key] = replace(ev, line=line, record=record, doc_id=doc_id, line_base=None)

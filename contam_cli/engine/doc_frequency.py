@@ -91,8 +91,8 @@ def count_shard(ctx: CorpusContext, shard: Shard) -> DocFrequency:
     opts = ctx.opts
     tk = tokenizer(opts.norm, opts.accel)
     out = DocFrequency(len(ctx.index.grams))
-    lines: dict[tuple[str, int], int] = {}
-    for batch in shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, lines, accel=opts.accel):
+    reads: dict[tuple[str, int], tuple[int, int]] = {}
+    for batch in shard_batches(shard, opts.corpus_spec, opts.chunk_bytes, reads, accel=opts.accel):
         out.add_chunk(ctx.index, tk, batch.raw)
     return out
 

@@ -40,8 +40,10 @@ class Evidence:
     """Run length in tokens."""
     text: str | None
     line_base: tuple[str, int] | None = field(default=None, compare=False)
-    """Set while `line` counts from the first line of the byte range of `path` that starts at
-    this offset (a shard of a large file); the scan makes it a file line when all shards are in."""
+    """Set while `line` and `record` count from the first line and record of the byte range of
+    `path` that starts at this offset (a shard of a large file), and `doc_id` may be the range
+    reader's ``"@<offset>"``; the scan makes them what a whole read of the file gives when all
+    shards are in (:func:`~contam_cli.engine.corpus_pass.fill_ranged_evidence`)."""
 
 
 class RunOffsets:
@@ -134,28 +136,29 @@ def make_evidence(
     redact: bool,
     span: tuple[int, int] | None = None,
     norm: NormConfig = DEFAULT_NORM,
-    range_line: tuple[tuple[str, int], int] | None = None,
+    ranged: tuple[tuple[str, int], int, int] | None = None,
 ) -> Evidence:
     """Evidence for a run of `length` tokens at token `pos` of document `rec` (None: the
     document could not be read again, so there are no offsets and no text).
 
     `span`: the run's character offsets in ``rec.text`` when the caller already knows them
     (they must equal what :func:`~contam_cli.text.token_range` gives); None: computed here.
-    `range_line`: for a document of a byte range, the range (path, start) and the document's
-    line counted from the range's first line (see :attr:`Evidence.line_base`).
+    `ranged`: for a document of a byte range, the range (path, start), the document's line
+    counted from the range's first line and its ordinal among the range's records (see
+    :attr:`Evidence.line_base`).
     """
     if rec is None:
         return Evidence(source, None, None, None, None, None, -1, -1, pos, eval_pos, length, None)
     a, b = span if span is not None else token_range(rec.text, pos, pos + length - 1, norm)
     loc = rec.locator
-    line, base = (loc.line, None) if range_line is None else (range_line[1], range_line[0])
+    base, line, record = (None, loc.line, loc.record) if ranged is None else ranged
     if line is not None and _is_text_file(loc.path):
         line += rec.text.count("\n", 0, a)  # a .txt document spans lines: point at the run's
     return Evidence(
         source=source,
         path=loc.path or None,
         line=line,
-        record=loc.record,
+        record=record,
         doc_id=rec.id or None,
         byte_offset=loc.span[0] if loc.span else None,
         char_start=a,

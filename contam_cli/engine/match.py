@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,6 +34,7 @@ __all__ = [
     "ChunkRuns",
     "DocBatch",
     "ORDER_FILE_SHIFT",
+    "RangePlaces",
     "best_runs",
     "iter_batches",
     "match_chunk",
@@ -41,6 +43,20 @@ __all__ = [
 
 #: Documents are ordered by (file ordinal, position in file); a file holds < 2**40 bytes of records.
 ORDER_FILE_SHIFT = 40
+
+
+class RangePlaces(NamedTuple):
+    """Where the documents of a batch from one byte range of a file sit in that range."""
+
+    key: tuple[str, int]
+    """The range: (path, start offset)."""
+    lines: Sequence[int]
+    """Each document's line, counted from the range's first line (1-based)."""
+    records: Sequence[int]
+    """Each document's ordinal among the range's records (0-based)."""
+
+    def subset(self, docs: list[int]) -> RangePlaces:
+        return RangePlaces(self.key, [self.lines[d] for d in docs], [self.records[d] for d in docs])
 
 
 @dataclass
@@ -54,27 +70,23 @@ class DocBatch:
     """Each document's place in the source (file ordinal, then position): ties go to the lowest."""
     record: Callable[[int], Record]
     """Document d's full Record, built on demand (only documents that become evidence need it)."""
-    range_lines: tuple[tuple[str, int], list[int]] | None = None
-    """For a byte-range shard: the range (path, start) and each document's range-relative line."""
+    ranged: RangePlaces | None = None
+    """For a byte-range shard: each document's range-relative line and record ordinal."""
 
     def subset(self, docs: list[int]) -> DocBatch:
         """The batch of documents `docs` (indices) alone."""
-        lines = None
-        if self.range_lines is not None:
-            key, every = self.range_lines
-            lines = (key, [every[d] for d in docs])
         record = self.record
         return DocBatch(
             self.source,
             [self.raw[d] for d in docs],
             self.order[docs],
             lambda i: record(docs[i]),
-            lines,
+            None if self.ranged is None else self.ranged.subset(docs),
         )
 
     def window(self, raw: bytes) -> DocBatch:
         """This batch of one document with `raw`, a window of it, as its text."""
-        return DocBatch(self.source, [raw], self.order, self.record, self.range_lines)
+        return DocBatch(self.source, [raw], self.order, self.record, self.ranged)
 
 
 def iter_batches(

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from contam_cli.engine.match import ORDER_FILE_SHIFT, DocBatch
+from contam_cli.engine.match import ORDER_FILE_SHIFT, DocBatch, RangePlaces
 from contam_cli.errors import InputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
@@ -108,17 +108,17 @@ def shard_batches(
     sh: Shard,
     spec: TextSpec,
     chunk_bytes: int,
-    range_lines: dict[tuple[str, int], int],
+    range_reads: dict[tuple[str, int], tuple[int, int]],
     notes: ReadNotes | None = None,
     accel: bool | None = None,
 ) -> Iterator[DocBatch]:
-    """The documents of shard `sh` in batches; the lines each byte range read go into
-    `range_lines` (keyed by (path, range start)), to turn range-relative lines into file lines;
-    `notes` receives what the readers replaced (lone surrogates); `accel`: read JSONL with the
-    compiled kernels (None: when installed)."""
+    """The documents of shard `sh` in batches; the lines and records each byte range read go
+    into `range_reads` (keyed by (path, range start)), to turn range-relative lines and record
+    ordinals into file ones; `notes` receives what the readers replaced (lone surrogates);
+    `accel`: read JSONL with the compiled kernels (None: when installed)."""
     for ordinal, path, rng in sh.items:
         batches = _item_batches(
-            sh.source, ordinal, path, rng, spec, chunk_bytes, range_lines, notes, accel
+            sh.source, ordinal, path, rng, spec, chunk_bytes, range_reads, notes, accel
         )
         yield from _with_file_lines(batches, path, rng, spec, chunk_bytes)
 
@@ -159,13 +159,14 @@ def _item_batches(
     rng: tuple[int, int] | None,
     spec: TextSpec,
     chunk_bytes: int,
-    range_lines: dict[tuple[str, int], int],
+    range_reads: dict[tuple[str, int], tuple[int, int]],
     notes: ReadNotes | None,
     accel: bool | None,
 ) -> Iterator[DocBatch]:
     """The batches of one item of a shard (a file, or a byte range of one)."""
     base = ordinal << ORDER_FILE_SHIFT
     lines_read: list[int] = []
+    records = 0  # documents of this item so far (every record is one document)
     for tb in iter_text_batches(
         path,
         spec=spec,
@@ -176,9 +177,13 @@ def _item_batches(
         accel=accel,
     ):
         order = np.array(tb.offsets, dtype=np.int64)
+        n = len(order)
         if tb.first_ordinal >= 0 and (order < 0).any():  # no byte offsets: record ordinals
-            order = np.arange(len(order), dtype=np.int64) + tb.first_ordinal
-        ranged = ((str(path), rng[0]), tb.lines) if rng is not None else None
+            order = np.arange(n, dtype=np.int64) + tb.first_ordinal
+        ranged = None
+        if rng is not None:
+            ranged = RangePlaces((str(path), rng[0]), tb.lines, range(records, records + n))
+        records += n
         yield DocBatch(source, tb.texts, order + base, tb.record, ranged)
     if rng is not None:
-        range_lines[(str(path), rng[0])] = lines_read[0] if lines_read else 0
+        range_reads[(str(path), rng[0])] = (lines_read[0] if lines_read else 0, records)

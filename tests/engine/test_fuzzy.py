@@ -27,7 +27,7 @@ from contam_cli.engine.fuzzy.align import (
 )
 from contam_cli.engine.fuzzy.candidates import fuzzy_kernels
 from contam_cli.engine.fuzzy.seeds import pair_hash, pair_hashes
-from contam_cli.engine.match import DocBatch
+from contam_cli.engine.match import DocBatch, RangePlaces
 from contam_cli.errors import UsageError
 from contam_cli.io.model import Locator, Record
 from contam_cli.text import Tokenizer, hash_tokens, tokenize
@@ -430,11 +430,15 @@ def test_byte_range_lines_are_marked_like_the_exact_evidence() -> None:
     rec = Record("d", example, Locator("big.jsonl", line=2))
     acc = FuzzyAccumulator(1, ["s"], CFG)
     batch = DocBatch(
-        0, [example.encode()], np.zeros(1, np.int64), lambda d: rec, (("big.jsonl", 4096), [2])
+        0,
+        [example.encode()],
+        np.zeros(1, np.int64),
+        lambda d: rec,
+        RangePlaces(("big.jsonl", 4096), [2], [1]),
     )
     acc.add_batch(index, tk, batch)
     ev = acc.results(index).evidence[0]
-    assert (ev.line, ev.line_base) == (2, ("big.jsonl", 4096))
+    assert (ev.line, ev.record, ev.line_base) == (2, 1, ("big.jsonl", 4096))
 
 
 NON_ASCII = ["café", "ﬁsh", "東京", "Straße", "ΟΔΟΣ", "naïve", "ｆｕｌｌ", "e\u0301t\u00e9"]

@@ -161,7 +161,7 @@ def test_results_are_identical_for_any_jobs_and_chunk_size(
         assert other.to_dict()["examples"] == one["examples"]
 
 
-def test_byte_range_shards_give_file_lines_to_the_fuzzy_evidence(
+def test_byte_range_shards_give_file_lines_and_records_to_the_fuzzy_evidence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lines = [f"filler line {i} with a few other words" for i in range(300)]
@@ -172,7 +172,8 @@ def test_byte_range_shards_give_file_lines_to_the_fuzzy_evidence(
     monkeypatch.setattr(shards_module, "MIN_SHARD_BYTES", 4000)
     for jobs in (1, 2):
         ev = scan([EXAMPLE], [f], fuzzy=FUZZY, jobs=jobs).examples[0].fuzzy.evidence
-        assert ev is not None and (ev.path, ev.line, ev.record) == (str(f), 201, None)
+        assert ev is not None and (ev.path, ev.line, ev.record) == (str(f), 201, 200)
+        assert ev.doc_id == "201"  # a whole read's id for a record without one: its line
 
 
 def test_each_batch_is_tokenized_once(monkeypatch: pytest.MonkeyPatch) -> None:

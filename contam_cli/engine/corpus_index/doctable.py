@@ -2,8 +2,8 @@
 
 A map task counts the records and lines of a byte range from the range's start (it cannot know
 how many came before); here, once every task is done, each range's counts are shifted by those of
-the earlier ranges of its file, as a scan turns range lines into file lines
-(:func:`~contam_cli.engine.corpus_pass.fill_evidence_lines`), so the table is the serial
+the earlier ranges of its file, as a scan turns range lines and records into file ones
+(:func:`~contam_cli.engine.corpus_pass.fill_ranged_evidence`), so the table is the serial
 build's. The file is written with fixed zip timestamps: the same table gives the same bytes.
 """
 

@@ -52,8 +52,9 @@ class FuzzyAccumulator:
     best_pos: np.ndarray = field(init=False)
     """int64 (S, E) document position of the best alignment's last matched token."""
     evidence: dict[tuple[int, int], FuzzyEvidence] = field(init=False, default_factory=dict)
-    range_lines: dict[tuple[str, int], int] = field(init=False, default_factory=dict)
-    """Lines read from each byte range (path, start) of a sharded file (as in Accumulator)."""
+    range_reads: dict[tuple[str, int], tuple[int, int]] = field(init=False, default_factory=dict)
+    """Lines and records read from each byte range (path, start) of a sharded file (as in
+    Accumulator)."""
     documents: np.ndarray = field(init=False)
     text_bytes: np.ndarray = field(init=False)
 
@@ -160,14 +161,14 @@ class FuzzyAccumulator:
                     index.norm,
                 )
                 at += found_k.matched
-                if batch.range_lines is not None:
-                    key, lines = batch.range_lines
-                    ev = replace(ev, line=lines[d], line_base=key)
+                if batch.ranged is not None:
+                    key, lines, records = batch.ranged
+                    ev = replace(ev, line=lines[d], record=records[d], line_base=key)
                 self.evidence[(batch.source, e)] = ev
 
     def merge(self, other: FuzzyAccumulator) -> None:
         """Fold `other` (same index, same sources) into this accumulator; order-independent."""
-        self.range_lines.update(other.range_lines)
+        self.range_reads.update(other.range_reads)
         self.documents += other.documents
         self.text_bytes += other.text_bytes
         better = (other.best_h > self.best_h) | (
