@@ -71,17 +71,19 @@ def _small_shards(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     monkeypatch.setattr(shards_module, "MIN_SHARD_BYTES", size)
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(("jobs", "accel"), [(1, None), (2, None), (1, False)])
 def test_ranged_evidence_is_the_whole_read_evidence(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, accel: bool | None
 ) -> None:
+    """`accel` False: JSONL read line by line rather than by the compiled kernels (when
+    installed), the other route to the same records."""
     plants = {0: 3, 1: 151, 2: 296}
     f = _corpus(tmp_path / "c.jsonl", 300, plants, blanks={0, 40, 41, 200}, ids={296, 10})
     assert _ranges(f) == 0
     whole = scan(LEAKS, [f], n=5, fuzzy=FUZZY)
     _small_shards(monkeypatch, 2048)
     assert _ranges(f) > 8  # the leaks sit in the first, a middle and the last range
-    ranged = scan(LEAKS, [f], n=5, fuzzy=FUZZY, jobs=jobs)
+    ranged = scan(LEAKS, [f], n=5, fuzzy=FUZZY, jobs=jobs, accel=accel)
     assert _evidence(ranged) == _evidence(whole)
     assert ranged.to_dict()["examples"] == whole.to_dict()["examples"]
     # what a whole read gives: ordinals count records, an id-less record's id is its line
