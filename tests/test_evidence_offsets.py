@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -31,8 +33,10 @@ TEXT = st.text(
         st.sampled_from(list("éèüßΣςçÅñ")),
         st.sampled_from(list("ＡＢｃｄ１２ﬁﬂ½①²")),
         st.sampled_from(list("東京は晴れカタ一、。ｶﾞ")),
-        st.sampled_from(["\u0301", "\u0308", "\u3099"]),
-        # "İ" is a letter and NFKC-stable, yet casefolding splits a word holding it; "ǅ" is
+        st.sampled_from(["\u0301", "\u0308", "\u3099", "\u093f", "\u094d", "\u0e35"]),
+        # format characters, ignored wherever they are
+        st.sampled_from(["\u00ad", "\u200b", "\u200d", "\u202e", "\ufeff", "\u061c"]),
+        # "İ" is a letter and NFKC-stable, yet casefolds to "i" and a combining dot; "ǅ" is
         # a letter that NFKC changes.
         st.sampled_from(list("İǅ")),
         st.characters(min_codepoint=0x2000, max_codepoint=0x206F),
@@ -115,16 +119,28 @@ def test_run_offsets_do_not_fall_back(accel: bool, text: str) -> None:
     assert got == [token_range(text, a, a + length - 1) for _, a, length in runs]
 
 
-def test_a_word_that_casefolding_splits() -> None:
-    # "İ" is a letter and NFKC-stable, but casefolds to "i" + a combining dot, a separator:
-    # "İstanbul" is the two tokens "i", "stanbul" for the tokenizer and for token_range alike.
-    text = "a İstanbul b c"
-    assert [text[a:b] for a, b in token_spans(text)] == ["a", "İ", "stanbul", "b", "c"]
+def test_a_word_that_normalization_splits() -> None:
+    # "½" is NFKC "1⁄2", whose fraction slash separates: "x½y" is the two tokens "x1", "2y" for
+    # the tokenizer and for token_range alike, and each span holds the "½" it came from.
+    text = "a x½y b c"
+    assert [text[a:b] for a, b in token_spans(text)] == ["a", "x½", "½y", "b", "c"]
     got = _offsets(Tokenizer(accel=False), [text], [(0, 0, 1), (0, 0, 3), (0, 3, 1)])
-    assert got == [(0, 1), (0, 10), (11, 12)]
-    leak = scan(["stanbul was once called"], ["İstanbul was once called"], n=3)
+    assert got == [(0, 1), (0, 5), (6, 7)]
+    leak = scan(["2y was once called"], ["x½y was once called"], n=3)
     ev = leak.examples[0].evidence
-    assert ev is not None and ev.text == "stanbul was once called"
+    assert ev is not None and ev.text == "½y was once called"
+
+
+def test_a_word_that_casefolding_gives_a_combining_mark() -> None:
+    # "İ" casefolds to "i" + a combining dot above, which stays in the word: "İstanbul" is one
+    # token, not "i" and "stanbul" (the rule before "/2"), and its span is the whole word.
+    text = "a İstanbul b c"
+    assert tokenize(text) == ["a", "i\u0307stanbul", "b", "c"]
+    assert [text[a:b] for a, b in token_spans(text)] == ["a", "İstanbul", "b", "c"]
+    assert _offsets(Tokenizer(accel=False), [text], [(0, 0, 2)]) == [(0, 10)]
+    leak = scan(["İSTANBUL was once called"], ["a city, İstanbul was once called"], n=3)
+    ev = leak.examples[0].evidence
+    assert ev is not None and ev.text == "İstanbul was once called"
 
 
 def test_run_offsets_need_the_tokenized_text() -> None:
@@ -166,3 +182,42 @@ def test_scan_evidence_equals_token_range(
             rec, "c", ev.doc_token, ev.eval_token, ev.length, False, norm=norm
         )
         assert ev.text == rec.text[ev.char_start : ev.char_end]
+
+
+LEAK = (
+    "the quick brown fox jumps over the lazy dog while seven wizards quietly box jumping frogs"
+    " near the old stone bridge at dawn"
+)
+
+
+@pytest.mark.parametrize("accel", ACCEL, ids=["numpy", "numba"])
+@pytest.mark.parametrize("mark", ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"])
+def test_a_leak_hidden_by_format_characters_is_found_with_its_evidence(
+    tmp_path: Path, mark: str, accel: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scraped HTML keeps &shy; (and zero-width characters) inside words: the copy renders as
+    # the eval text and must be flagged, its evidence the corpus's characters, marks included.
+    if not accel:
+        monkeypatch.setenv("CONTAM_ACCEL", "0")
+    hidden = " ".join(w[:2] + mark + w[2:] if len(w) > 3 else w for w in LEAK.split())
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "cv.txt").write_text(f"Intro line.\nSeen: {hidden}. The end\n", encoding="utf-8")
+    [ex] = scan([LEAK], str(corpus), n=8).examples
+    assert ex.flagged and ex.overlap_fraction == 1.0 and ex.longest_run == len(LEAK.split())
+    ev = ex.evidence
+    assert ev is not None and ev.text == hidden and ev.line == 2
+    text = (corpus / "cv.txt").read_text(encoding="utf-8")
+    assert text[ev.char_start : ev.char_end] == hidden
+
+
+def test_devanagari_words_differing_only_in_vowel_signs_do_not_collide() -> None:
+    # "किताब" (book) and "कातिब" (scribe) share their consonants; under the rule before "/2"
+    # both were the tokens "क", "त", "ब", so a Hindi text matched another with other words.
+    assert tokenize("किताब") == ["किताब"] and tokenize("कातिब") == ["कातिब"]
+    hindi = "मेरे पास एक किताब है जो मेरे दादा ने लिखी थी और मैं उसे रोज़ पढ़ता हूँ"
+    other = hindi.replace("किताब", "कातिब").replace("लिखी", "लेखा").replace("पढ़ता", "पढ़ती")
+    flagged = scan([hindi], [f"शुरू {hindi} अंत"], n=5).examples[0]
+    assert flagged.flagged and flagged.evidence is not None and flagged.evidence.text == hindi
+    unrelated = scan([hindi], [other], n=5).examples[0]  # the rule before: flagged, 1.000
+    assert not unrelated.flagged and unrelated.overlap_fraction < 0.2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from contam_cli.engine.eval_index import build_eval_index
 from contam_cli.text import NormConfig, Tokenizer, ngram_hash, ngram_hashes, token_hash, tokenize
 from contam_cli.text.accel import kernels
+from contam_cli.text.normalize import UNICODE_SEPARATOR_RANGES
 
 
 # NOTE: persisted indexes depend on these values; a change here is a format change (bump HASH_NAME).
@@ -86,7 +89,10 @@ def test_light_edits_hash_alike(variant: str) -> None:
     assert np.array_equal(ngram_hashes(variant, 2), ngram_hashes("the quick brown fox", 2))
 
 
-@pytest.mark.parametrize("cp", [0xA0, *range(0x2000, 0x2070)])
+_BLANKED = [cp for lo, hi in UNICODE_SEPARATOR_RANGES for cp in range(lo, hi + 1)]
+
+
+@pytest.mark.parametrize("cp", _BLANKED)
 def test_byte_level_separators_really_separate(cp: int) -> None:
     # The fast path blanks these characters before tokenizing; that is only right if they
     # separate tokens and never produce one, before or after NFKC.
@@ -94,6 +100,21 @@ def test_byte_level_separators_really_separate(cp: int) -> None:
     assert tokenize(f"a{c}b 1{c}2 {c}\u0301x") == ["a", "b", "1", "2", "x"]
     tk = Tokenizer()
     assert [int(h) for h in tk.tokens([f"x{c}y{c}"]).hashes] == [token_hash("x"), token_hash("y")]
+
+
+@pytest.mark.parametrize("cp", sorted(set(range(0x2000, 0x2070)) - set(_BLANKED)))
+@pytest.mark.parametrize("accel", [False, None])
+def test_the_format_characters_of_general_punctuation_are_inside_words(
+    cp: int, accel: bool | None
+) -> None:
+    # Not blanked: a format character (ZWSP, ZWJ, word joiner, bidi controls) is ignored, so
+    # "x\u200by" is the one token "xy"; U+2065 (unassigned) still separates, in tokenize.
+    c = chr(cp)
+    fmt = unicodedata.category(c) == "Cf"
+    want = ["ab", "12", "x"] if fmt else ["a", "b", "1", "2", "x"]
+    assert tokenize(f"a{c}b 1{c}2 {c}\u0301x") == want
+    got = [int(h) for h in Tokenizer(accel=accel).tokens([f"x{c}y{c}"]).hashes]
+    assert got == [token_hash(t) for t in (["xy"] if fmt else ["x", "y"])]
 
 
 def test_word_cache_eviction_keeps_words_already_seen() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import sys
+import unicodedata
 
 import numpy as np
 import pytest
@@ -17,6 +19,11 @@ from contam_cli.text import (
     token_spans,
     tokenize,
 )
+
+#: Format characters and combining marks that NFKC leaves alone: inside and between words.
+_INVISIBLE = "\u00ad\u200b\u200c\u200d\u200e\u202a\u2060\u2064\u2066\ufeff\u061c\U000e0041"
+_INVISIBLE += "\u094d\u093f\u0947\u064e\u05b8\u0e35\u0e48\u20dd\u0903\u034f"
+_ALPHABET = "ab 東京ｆｕ½ﬁé\u0301“,\x80"
 
 
 @pytest.mark.parametrize(
@@ -39,6 +46,19 @@ from contam_cli.text import (
         pytest.param("ภาษาไทย", list("ภาษาไทย"), id="thai"),
         pytest.param("привет, МИР", ["привет", "мир"], id="cyrillic"),
         pytest.param("x² ①", ["x2", "1"], id="superscripts-circled"),
+        pytest.param("so\u00adft hy\u00adphen", ["soft", "hyphen"], id="soft-hyphen-ignored"),
+        pytest.param("zero\u200bwidth \ufeffbom", ["zerowidth", "bom"], id="zwsp-bom-ignored"),
+        pytest.param("foo\u200bbar", ["foobar"], id="zwsp-between-words-joins"),
+        pytest.param("a\u200cb\u200dc\u2060d\u200fe\u061cf", ["abcdef"], id="format-chars"),
+        pytest.param("cafe\u00ad\u0301", ["café"], id="format-before-accent-still-composes"),
+        pytest.param("हिन्दी भाषा", ["हिन्दी", "भाषा"], id="devanagari-marks-stay"),
+        pytest.param("हिन्दी हिंदू", ["हिन्दी", "हिंदू"], id="devanagari-words-differ"),
+        pytest.param("كَتَبَ كتب", ["كَتَبَ", "كتب"], id="arabic-harakat-stay"),
+        pytest.param("שָׁלוֹם", ["שָׁלוֹם"], id="hebrew-points-stay"),
+        pytest.param("x\u0301y \u0301z", ["x\u0301y", "z"], id="mark-after-nothing-separates"),
+        pytest.param("ที่นี่", ["ที่", "นี่"], id="thai-marks-join-their-consonant"),
+        pytest.param("東\u0301京", ["東\u0301", "京"], id="mark-after-segmented"),
+        pytest.param("İstanbul", ["i\u0307stanbul"], id="casefold-dot-stays"),
         pytest.param("", [], id="empty"),
         pytest.param("!!! ...", [], id="only-punctuation"),
     ],
@@ -88,7 +108,7 @@ def test_ascii_token_spans_match_tokenize(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(
     st.text(
-        alphabet=st.one_of(st.characters(), st.sampled_from(list("ab 東京ｆｕ½ﬁé\u0301“,\x80"))),
+        alphabet=st.one_of(st.characters(), st.sampled_from([*_ALPHABET, *_INVISIBLE])),
         max_size=50,
     ),
     st.data(),
@@ -105,7 +125,7 @@ def test_token_range_equals_token_spans(text: str, data: st.DataObject) -> None:
 @given(
     st.text(
         alphabet=st.one_of(
-            st.characters(), st.sampled_from(list("ab 東京ｆｕ½ﬁé\u0301“,\x80İ\u00a0\u2003"))
+            st.characters(), st.sampled_from([*_ALPHABET, *"İ\u00a0\u2003", *_INVISIBLE])
         ),
         max_size=60,
     )
@@ -117,7 +137,7 @@ def test_token_span_array_equals_token_spans(text: str) -> None:
 
 
 def test_token_span_array_of_words_split_into_several_tokens_and_none() -> None:
-    text = "a İstanbul 東京 \u0301 b ﬁsh"
+    text = "a x½y 東京 \u0301 b ﬁsh"
     assert [tuple(r) for r in token_span_array(text).tolist()] == token_spans(text)
     assert len(token_span_array(text)) > len(text.split())
     assert token_span_array("").shape == (0, 2) and token_span_array(" , ").shape == (0, 2)
@@ -125,7 +145,7 @@ def test_token_span_array_of_words_split_into_several_tokens_and_none() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.text(alphabet=st.sampled_from(list("ab 東京ｆ½ﬁé\u0301“,İ\u00a0\u2003\n-")), max_size=80),
+    st.text(alphabet=st.sampled_from([*_ALPHABET, *"İ\u00a0\u2003\n-", *_INVISIBLE]), max_size=80),
     st.integers(1, 9),
 )
 def test_long_texts_are_split_into_words_in_pieces_with_the_same_spans(
@@ -143,3 +163,46 @@ def test_long_texts_are_split_into_words_in_pieces_with_the_same_spans(
             assert token_range(text, 0, len(spans) - 1) == (spans[0][0], spans[-1][1])
     finally:
         normalize_module._WORDS_CHUNK = was
+
+
+_FORMAT = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.sampled_from([*"ab é東ภ \u0301\u0e35\u094d½İ,.", *_INVISIBLE]),
+            st.sampled_from(_FORMAT),
+        )
+    )
+)
+def test_format_characters_are_ignored_entirely(text: str) -> None:
+    # Any format characters, anywhere (inside, between and around words): the tokens of the
+    # text without them, so no invisible character can hide a verbatim copy.
+    plain = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    assert tokenize(text) == tokenize(plain)
+    assert len(token_spans(text)) == len(tokenize(plain))
+
+
+def test_every_format_character_is_ignored() -> None:
+    for c in _FORMAT:
+        assert tokenize(f"wo{c}rd") == ["word"], hex(ord(c))
+        assert tokenize(c) == [], hex(ord(c))
+
+
+def test_the_separators_above_ascii_are_what_tokenize_separates() -> None:
+    # Every character of UNICODE_SEPARATOR_RANGES separates words, on its own and between
+    # letters, and is no format character or mark; the block's format characters are not there.
+    from contam_cli.text.normalize import UNICODE_SEPARATOR_RANGES
+
+    inside = {cp for lo, hi in UNICODE_SEPARATOR_RANGES for cp in range(lo, hi + 1)}
+    for cp in sorted(inside):
+        c = chr(cp)
+        assert unicodedata.category(c)[0] in "ZPS", hex(cp)
+        assert tokenize(c) == [] and tokenize(f"a{c}b") == ["a", "b"], hex(cp)
+        assert tokenize(f"a{c}\u0301b") == ["a", "b"], hex(cp)
+        assert not unicodedata.combining(unicodedata.normalize("NFD", c)[0]), hex(cp)
+    for cp in range(0x2000, 0x2070):
+        if unicodedata.category(chr(cp)) == "Cf":
+            assert cp not in inside, hex(cp)

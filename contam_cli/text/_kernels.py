@@ -7,7 +7,7 @@ from numba import njit
 
 from contam_cli.io._intrinsics import load8
 from contam_cli.text.hashing import _F1, _F2, _K, _P, _Q, _Q_INV
-from contam_cli.text.tables import JOINING, SINGLE, SLOW
+from contam_cli.text.tables import IGNORED, JOINING, SINGLE, SLOW
 
 _U = np.uint64
 P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)
@@ -48,7 +48,8 @@ def _fast_word(buf, i, e, kinds, fold, fold_len, out, o):  # noqa: ANN001, ANN20
 
     `buf` is the translated chunk (ASCII letters already case-folded as configured). In a word,
     ASCII letters and digits and JOINING characters (replaced by their normalized text) make up
-    tokens; a SINGLE character is a token of its own, a SEPARATOR ends a token; a SLOW character
+    tokens; a SINGLE character is a token of its own, a SEPARATOR ends a token, an IGNORED one
+    (a format character, removed before normalizing) is skipped; a SLOW character
     (or a 4-byte sequence) sends the whole word to the full normalizer. `out` has room for one
     hash more than the word has bytes of 0x80 and above.
     """
@@ -79,6 +80,9 @@ def _fast_word(buf, i, e, kinds, fold, fold_len, out, o):  # noqa: ANN001, ANN20
             kind = kinds[cp]
             if kind == SLOW:
                 return -1
+            if kind == IGNORED:  # a format character: as if it were not there
+                i += size
+                continue
             if kind == JOINING:
                 piece = fold[cp]
                 plen = np.int64(fold_len[cp])
@@ -289,8 +293,8 @@ def translate_edges(buf, casefold):  # noqa: ANN001, ANN201
     ``_blank_unicode_separators`` and the edge search.
 
     Every ASCII byte that is not a letter or digit becomes a space, letters are case-folded
-    with `casefold`, other bytes stay; then the separators above ASCII (General Punctuation and
-    U+00A0) become spaces too. Returns the translated chunk and the
+    with `casefold`, other bytes stay; then the separators above ASCII (General Punctuation less
+    its format characters, and U+00A0) become spaces too. Returns the translated chunk and the
     positions where a run of non-separator bytes starts or ends (alternating).
 
     Three passes: the translation is arithmetic, with no table and no branch, which the compiler
@@ -316,14 +320,20 @@ def translate_edges(buf, casefold):  # noqa: ANN001, ANN201
             a, c = x ^ LEAD3, x ^ LEAD2
             if ((((a - LOW) & ~a) | ((c - LOW) & ~c)) & HIGH) == _U(0):
                 continue
-        # NOTE: the separators above ASCII: General Punctuation (U+2000..U+206F: the lead byte
-        # 0xE2, then 0x80, or 0x81 and at most 0xAF) and U+00A0. Written out here: called as a
-        # function, this kept the compiler from vectorizing the translation above (2x slower).
+        # NOTE: the separators above ASCII: General Punctuation less its format characters
+        # (the lead byte 0xE2, then 0x80 and not 0x8B..0x8F or 0xAA..0xAE, or 0x81 and at most
+        # 0x9F) and U+00A0. Written out here: called as a function, this kept the compiler from
+        # vectorizing the translation above (2x slower).
         for i in range(w, min(w + 8, n)):
             b = buf[i]
             if b == 0xE2 and i + 2 < n:
                 b1 = buf[i + 1]
-                if b1 == 0x80 or (b1 == 0x81 and buf[i + 2] <= 0xAF):
+                b2 = buf[i + 2]
+                if b1 == 0x80:
+                    sep = not (0x8B <= b2 <= 0x8F or 0xAA <= b2 <= 0xAE)
+                else:
+                    sep = b1 == 0x81 and b2 <= 0x9F
+                if sep:
                     out[i] = out[i + 1] = out[i + 2] = SPACE
             elif b == 0xC2 and i + 1 < n and buf[i + 1] == 0xA0:
                 out[i] = out[i + 1] = SPACE

@@ -2,14 +2,26 @@
 
 The order of the steps matters and is fixed:
 
-1. Unicode NFKC, so full-width forms, ligatures and compatibility characters become their plain
+1. format characters (Unicode category Cf: soft hyphen U+00AD, zero-width space U+200B,
+   ZWNJ/ZWJ, LRM/RLM and the other bidi controls, word joiner U+2060, U+FEFF, U+061C, tag
+   characters, ...: every Cf character of Python's Unicode database, none by hand) are removed,
+   as Unicode word segmentation's rule WB4 lets them (UAX #29), so "so\u00adft" and
+   "zero\u200bwidth" are "soft" and "zerowidth": a copy made invisible-but-different cannot hide
+   a leak. Removed entirely, never a separator: a ZWSP between two words ("foo\u200bbar") joins
+   them, because the text renders as "foobar", and the rule is that text whose rendering equals
+   the eval text gives its tokens (splitting there instead would let "sof\u200bt" hide "soft");
+   they are removed before NFKC, so one between a letter and its accent does not keep them apart;
+2. Unicode NFKC, so full-width forms, ligatures and compatibility characters become their plain
    equivalents ("ＡＢＣ" -> "ABC", "ﬁ" -> "fi") before anything compares them;
-2. casefold (not lower), so "ß" and "SS", or "Σ" and final "ς", compare equal;
-3. tokens are maximal runs of Unicode letters and digits; everything else (spaces, punctuation,
-   symbols, underscores) separates tokens, so curly versus straight quotes or re-spacing cannot hide
-   a leak;
-4. characters of scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
-   Khmer, Myanmar) are one token each, so Chinese and Japanese text gets usable n-grams.
+3. casefold (not lower), so "ß" and "SS", or "Σ" and final "ς", compare equal;
+4. tokens are maximal runs of Unicode letters and digits, each with the combining marks that
+   follow it (categories Mn, Mc, Me that NFKC did not compose: Devanagari vowel signs and
+   virama, Arabic harakat, Hebrew points stay in their word, WB4 again); everything else
+   (spaces, punctuation, symbols, underscores, and a mark that follows none of these) separates
+   tokens, so curly versus straight quotes or re-spacing cannot hide a leak;
+5. characters of scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
+   Khmer, Myanmar) are one token each, with the combining marks that follow them (a Thai vowel
+   or tone mark is part of its consonant's token; a segmented mark is never a token alone).
 
 The byte-level fast path in :mod:`contam_cli.text` produces exactly the tokens of
 :func:`tokenize`; a property test holds the two together.
@@ -17,7 +29,9 @@ The byte-level fast path in :mod:`contam_cli.text` produces exactly the tokens o
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from itertools import islice
@@ -57,6 +71,17 @@ SEGMENTED_RANGES: tuple[tuple[int, int], ...] = (
     (0x20000, 0x3134F),  # CJK extensions B..G
 )
 
+#: The separators above ASCII, which split words like ASCII punctuation does (see
+#: :func:`token_spans`): NBSP, and General Punctuation (U+2000..U+206F) less its format
+#: characters (U+200B..U+200F, U+202A..U+202E, U+2060..U+2064, U+2066..U+206F) and the
+#: unassigned U+2065, which are inside words (and what they do there is tokenize's to say).
+UNICODE_SEPARATOR_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00A0, 0x00A0),
+    (0x2000, 0x200A),
+    (0x2010, 0x2029),
+    (0x202F, 0x205F),
+)
+
 
 def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(
@@ -66,9 +91,33 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
 
 
 _SEG = _char_class(SEGMENTED_RANGES)
-# NOTE: `[^\W_]` is "a Unicode letter or digit" in Python's re (\w minus the underscore).
-_TOKEN_RE = re.compile(f"[{_SEG}]|[^\\W_{_SEG}]+")
 _SEGMENTED_RE = re.compile(f"[{_SEG}]")
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The token pattern and the format-character pattern, from this Python's Unicode database
+    (built on first use, by a process that meets a non-ASCII word: the scan of every code point
+    takes about 0.3 s)."""
+    fmt, marks = [], []
+    for c in map(chr, range(sys.maxunicode + 1)):
+        cat = unicodedata.category(c)
+        if cat == "Cf":
+            fmt.append(c)
+        elif cat in ("Mn", "Mc", "Me"):
+            marks.append(c)
+    m = "".join(map(re.escape, marks))
+    # NOTE: `[^\W_]` is "a Unicode letter or digit" in Python's re (\w minus the underscore);
+    # no combining mark is one. A token: a segmented character that is not a mark, or a run of
+    # other letters and digits, each followed by the combining marks after it.
+    token = re.compile(f"(?![{m}])[{_SEG}][{m}]*|[^\\W_{_SEG}]+(?:[{m}]+[^\\W_{_SEG}]*)*")
+    return token, re.compile(f"[{''.join(map(re.escape, fmt))}]+")
+
+
+#: The token rule as reports, indexes and caches record it (``NormConfig.describe()["tokens"]``).
+#: "/2": format characters are ignored and combining marks stay in their word; under the rule
+#: before it, "letters-digits+segmented-scripts", both split words.
+TOKEN_RULE = "letters-digits-marks+segmented-scripts/2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +125,7 @@ class NormConfig:
     """How text is normalized before tokenizing. Recorded in every report and index.
 
     >>> NormConfig().describe()
-    {'unicode': 'NFKC', 'casefold': True, 'tokens': 'letters-digits+segmented-scripts'}
+    {'unicode': 'NFKC', 'casefold': True, 'tokens': 'letters-digits-marks+segmented-scripts/2'}
     >>> normalize("Ｃａｆé Straße", NormConfig(casefold=False))
     'Café Straße'
     """
@@ -90,7 +139,7 @@ class NormConfig:
         return {
             "unicode": "NFKC" if self.nfkc else "none",
             "casefold": self.casefold,
-            "tokens": "letters-digits+segmented-scripts",
+            "tokens": TOKEN_RULE,
         }
 
 
@@ -129,7 +178,16 @@ def tokenize(text: str, config: NormConfig = DEFAULT_NORM) -> list[str]:
     >>> tokenize("ΟΔΟΣ οδος")
     ['οδοσ', 'οδοσ']
     """
-    return _TOKEN_RE.findall(normalize(text, config))
+    return _patterns()[0].findall(_token_text(text, config))
+
+
+def _token_text(text: str, config: NormConfig) -> str:
+    """The text the token pattern reads: `text` without its format characters (removed first,
+    so that one between a letter and its accent does not keep them from composing), then
+    normalized."""
+    if not text.isascii():
+        text = _patterns()[1].sub("", text)
+    return normalize(text, config)
 
 
 def token_spans(
@@ -139,8 +197,9 @@ def token_spans(
 
     Used for evidence, not on the hot path. Normalization can change lengths ("ﬁ" -> "fi"), so
     offsets are found by normalizing growing prefixes of each non-ASCII word; a token that starts
-    or ends inside one original character maps to that whole character. `stop`: only the first
-    `stop` tokens are needed.
+    or ends inside one original character maps to that whole character; format characters
+    inside a token are inside its span, those before or after it are not. `stop`: only the
+    first `stop` tokens are needed.
 
     >>> t = "Ｔｈｅ ﬁsh"
     >>> [t[a:b] for a, b in token_spans(t)]
@@ -255,7 +314,8 @@ def _piece_words(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     inner = sep[1:-1]
     small = cps < 128
     inner[small] = _ASCII_SEPARATOR[cps[small]]
-    inner |= (cps == 0xA0) | ((cps >= 0x2000) & (cps <= 0x206F))
+    for lo, hi in UNICODE_SEPARATOR_RANGES:
+        inner |= (cps >= lo) & (cps <= hi)
     edges = np.flatnonzero(sep[1:] != sep[:-1])
     starts, ends = edges[0::2], edges[1::2]
     high = np.flatnonzero(~small & ~inner)  # non-ASCII characters inside words
@@ -283,7 +343,7 @@ def counted_as_one_token(word: str, config: NormConfig = DEFAULT_NORM) -> bool:
     """Whether the non-ASCII `word` (a run of non-separators) is one token spanning the whole
     word, decided without tokenizing it: letters and digits only, before and after
     normalization, and no character of a script written without spaces ("café" is; "İstanbul"
-    is not, casefolding gives "i̇stanbul", whose combining dot splits it).
+    is not, casefolding gives "i̇stanbul", a combining dot: one token still, found the slow way).
     """
     if not word.isalnum() or _SEGMENTED_RE.search(word):
         return False
@@ -303,28 +363,31 @@ def word_token_edge(
 
 
 def _nonascii_spans(chunk: str, config: NormConfig) -> list[tuple[int, int]]:
-    # plen[j] = length of normalize(chunk[:j]); maps normalized offsets back to original ones.
+    # plen[j] = length of _token_text(chunk[:j]); maps normalized offsets back to original ones.
     # NOTE: only through cut points j whose prefix normalizes to a prefix of the whole word's
     # normalization: canonical reordering of combining marks can move a later character
     # before an earlier one ("a\u031b\u0301" -> "á\u031b"), and a cut elsewhere would leave
     # part of a token outside its span (found by fuzz/fuzz_text.py).
-    norm = normalize(chunk, config)
-    prefixes = [normalize(chunk[:j], config) for j in range(len(chunk) + 1)]
+    norm = _token_text(chunk, config)
+    prefixes = [_token_text(chunk[:j], config) for j in range(len(chunk) + 1)]
     plen = [len(p) for p in prefixes]
     cuts = [j for j, p in enumerate(prefixes) if norm.startswith(p)]
     out = []
-    for m in _TOKEN_RE.finditer(norm):
+    for m in _patterns()[0].finditer(norm):
         a = max(j for j in cuts if plen[j] <= m.start())
         b = min(j for j in cuts if plen[j] >= m.end())
         while b < len(chunk) and plen[b + 1] == plen[b]:  # trailing combining marks
             b += 1
+        while b > a + 1 and unicodedata.category(chunk[b - 1]) == "Cf":  # NOTE: a format
+            b -= 1  # character after a token is outside it, as one before it is (max above)
         out.append((a, max(b, a + 1)))
     return out
 
 
-# A "word" is a maximal run of characters that are not ASCII separators; ASCII separators can
-# never be part of, or join, tokens, so each word is tokenized on its own.
-_SEPARATORS = r"\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f\xa0\u2000-\u206f"
+# A "word" is a maximal run of characters that are not separators: ASCII ones and
+# UNICODE_SEPARATOR_RANGES. They can never be part of, or join, tokens, so each word is
+# tokenized on its own.
+_SEPARATORS = r"\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f" + _char_class(UNICODE_SEPARATOR_RANGES)
 _WORD_RE = re.compile(f"[^{_SEPARATORS}]+")
 _SEPARATOR_RE = re.compile(f"[{_SEPARATORS}]")
 _ASCII_TOKEN_RE = re.compile(r"[0-9A-Za-z]+")

@@ -18,10 +18,10 @@ from contam_cli.text.normalize import (
     tokenize,
 )
 
-__all__ = ["JOINING", "SEPARATOR", "SINGLE", "SLOW", "fast_table", "word_table"]
+__all__ = ["IGNORED", "JOINING", "SEPARATOR", "SINGLE", "SLOW", "fast_table", "word_table"]
 
 #: Kinds of a BMP code point in a word (a run of bytes that are not ASCII separators).
-SEPARATOR, SINGLE, SLOW, JOINING = 0, 1, 2, 3
+SEPARATOR, SINGLE, SLOW, JOINING, IGNORED = 0, 1, 2, 3, 4
 
 
 @functools.cache
@@ -47,7 +47,7 @@ def fast_table() -> np.ndarray:
             segmented[lo:top] = b"\1" * (top - lo)
     for cp in candidates:
         c = chr(cp)
-        if unicodedata.combining(c):
+        if unicodedata.combining(c) or _is_mark_or_format(c):
             continue
         if segmented[cp]:
             # NOTE: a segmented character is a token of its own: it is fast exactly when
@@ -81,7 +81,8 @@ def word_table(norm: NormConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The kinds of every BMP code point for :func:`~contam_cli.text._kernels.word_tokens`, and
     what a JOINING one becomes.
 
-    Kinds: :func:`fast_table`'s (SEPARATOR, SINGLE, SLOW) and JOINING, a letter or digit that
+    Kinds: :func:`fast_table`'s (SEPARATOR, SINGLE, SLOW), IGNORED, a format character (Cf,
+    which :func:`tokenize` removes before anything else), and JOINING, a letter or digit that
     normalizes on its own to 1..8 bytes of letters and digits, none of which combines with a
     neighbour: inside a word it is replaced by that text, exactly as :func:`normalize` of the
     whole word does (no character of such a word composes with or reorders around another), and
@@ -101,11 +102,20 @@ def word_table(norm: NormConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             if not 0 < len(data) <= 8 or not _starts_clean(c) or not _starts_clean(out):
                 continue
             if all(ch.isalnum() and not is_segmented(ch) and not unicodedata.combining(ch)
-                   for ch in out):  # fmt: skip
+                   and not _is_mark_or_format(ch) for ch in out):  # fmt: skip
                 kinds[cp] = JOINING
                 fold[cp] = int.from_bytes(data, "little")
                 fold_len[cp] = len(data)
+    for cp in range(0x10000):
+        if unicodedata.category(chr(cp)) == "Cf":
+            kinds[cp] = IGNORED
     return kinds, fold, fold_len
+
+
+def _is_mark_or_format(c: str) -> bool:
+    """Whether `c` is a combining mark (Mn, Mc, Me: part of the token before it) or a format
+    character (Cf: removed before tokenizing); neither is ever a token of its own."""
+    return unicodedata.category(c) in ("Mn", "Mc", "Me", "Cf")
 
 
 def _starts_clean(text: str) -> bool:

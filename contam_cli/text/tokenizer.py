@@ -93,16 +93,20 @@ def _special_words(arr: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _blank_unicode_separators(arr: np.ndarray) -> np.ndarray:
-    """A copy of `arr` with General Punctuation (U+2000-U+206F) and NBSP turned into spaces.
+    """A copy of `arr` with the separators of UNICODE_SEPARATOR_RANGES (NBSP, and General
+    Punctuation less its format characters) turned into spaces.
 
-    NOTE: none of these characters is a letter or digit, before or after NFKC, and none composes
-    with a neighbour, so they separate tokens exactly like ASCII punctuation does (a test checks
-    every one). Treating them here keeps curly quotes and dashes from sending the words next to
-    them down the slow non-ASCII path.
+    NOTE: none of these characters is a letter, digit, mark or format character, before or after
+    NFKC, and none composes with a neighbour, so they separate tokens exactly like ASCII
+    punctuation does (a test checks every one). Treating them here keeps curly quotes and dashes
+    from sending the words next to them down the slow non-ASCII path. The format characters of
+    the block (U+200B..U+200F, U+202A..U+202E: 0xE2 0x80 then 0x8B..0x8F or 0xAA..0xAE; and
+    U+2060..U+206F: 0xE2 0x81 0xA0..0xAF) stay, inside their word.
     """
     e2 = np.flatnonzero(arr[:-2] == 0xE2)
     b1, b2 = arr[e2 + 1], arr[e2 + 2]
-    punct = e2[(b1 == 0x80) | ((b1 == 0x81) & (b2 <= 0xAF))]
+    fmt = ((b2 >= 0x8B) & (b2 <= 0x8F)) | ((b2 >= 0xAA) & (b2 <= 0xAE))
+    punct = e2[((b1 == 0x80) & ~fmt) | ((b1 == 0x81) & (b2 <= 0x9F))]
     c2 = np.flatnonzero(arr[:-1] == 0xC2)
     nbsp = c2[arr[c2 + 1] == 0xA0]
     if len(punct) == 0 and len(nbsp) == 0:

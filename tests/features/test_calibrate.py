@@ -108,7 +108,7 @@ def test_the_file_saves_loads_and_the_scan_applies_it(tmp_path: Path) -> None:
     assert data["normalization"] == {
         "unicode": "NFKC",
         "casefold": True,
-        "tokens": "letters-digits+segmented-scripts",
+        "tokens": "letters-digits-marks+segmented-scripts/2",
     }
     sources = {"formulaic": [FORMULAIC], "prose": [PROSE]}
     policy = FlagPolicy(min_overlap=None, min_run=None, thresholds=back)

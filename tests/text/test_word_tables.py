@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from contam_cli.text import Tokenizer, is_segmented, normalize, token_hash, tokenize
 from contam_cli.text.normalize import NormConfig
-from contam_cli.text.tables import JOINING, SEPARATOR, SINGLE, fast_table, word_table
+from contam_cli.text.tables import IGNORED, JOINING, SEPARATOR, SINGLE, fast_table, word_table
 
 pytest.importorskip("numba", reason="the compiled tokenizer needs numba (extra fast)")
 
@@ -82,11 +82,34 @@ def test_the_tables_cover_the_common_letters() -> None:
     assert (fast_table() == word_table(NormConfig())[0])[0x3000:0xA000].all()
 
 
+def test_format_characters_are_ignored_and_marks_slow() -> None:
+    # Every BMP format character is skipped in a word (tokenize removes it first); no combining
+    # mark is ever a fast kind: it joins the token before it, which the normalizer decides.
+    kinds, _, _ = word_table(NormConfig())
+    for cp in range(0x10000):
+        cat = unicodedata.category(chr(cp))
+        assert (kinds[cp] == IGNORED) == (cat == "Cf"), hex(cp)
+        if cat in ("Mn", "Mc", "Me"):
+            assert kinds[cp] not in (JOINING, SINGLE, SEPARATOR), hex(cp)
+
+
+def test_compiled_words_with_soft_hyphens_and_zero_width_spaces() -> None:
+    docs = ["so\u00adft hyp\u00adhen", "zero\u200bwidth\u2060 ﬁ\u00adne Caf\u00ade\u0301"]
+    docs.append("東\u200b京 a")
+    for accel in (True, False):
+        stream = Tokenizer(accel=accel).tokens(docs)
+        want = ["soft", "hyphen", "zerowidth", "fine", "café", "東", "京", "a"]
+        assert stream.hashes.tolist() == [token_hash(t) for t in want]
+
+
 def _pool(norm: NormConfig) -> list[str]:
     kinds, _, _ = word_table(norm)
     by_kind = [chr(int(c)) for k in (JOINING, SINGLE, SEPARATOR)
                for c in np.flatnonzero(kinds == k)[::7]]  # fmt: skip
-    return by_kind + list("abcXYZ09") + ["\u0301", "İ", "ß", "\U0001f600", "\u0345", "ﬀ"]
+    ignored = [chr(int(c)) for c in np.flatnonzero(kinds == IGNORED)]
+    marks = ["\u094d", "\u093f", "\u0e35", "\u0e48", "\u20dd", "\u034f", "\u3099", "\u302e"]
+    extra = ["\u0301", "İ", "ß", "\U0001f600", "\u0345", "ﬀ", "\U000e0041", "\u2065"]
+    return by_kind + ignored * 3 + marks + list("abcXYZ09") + extra
 
 
 @settings(max_examples=150, deadline=None)
