@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args
 from contam_cli.errors import InputError, UsageError
 from contam_cli.io.output import write_atomic
 from contam_cli.report import ExampleResult, ExampleTable, Report
+from contam_cli.text.fingerprint import same_fingerprints
 
 __all__ = [
     "BASELINE_SCHEMA", "FAIL_ON", "Baseline", "BaselineEntry", "BaselineResult", "FailOn",
@@ -129,7 +130,7 @@ class Baseline:
         """UsageError when the fingerprints were computed under another normalization: every
         finding would look new and every accepted one fixed."""
         mine = self.normalization
-        if mine is None or normalization is None or dict(mine) == dict(normalization):
+        if mine is None or normalization is None or same_fingerprints(mine, normalization):
             return
         raise UsageError(
             f"{self.path or 'baseline'}: written with normalization {dict(mine)}, this run uses "

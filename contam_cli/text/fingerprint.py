@@ -13,16 +13,47 @@ for baselines that accept a finding in one source only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
-from contam_cli.text.normalize import DEFAULT_NORM, NormConfig
+from contam_cli.text.normalize import DEFAULT_NORM, TOKEN_RULE, NormConfig
 from contam_cli.text.tokenizer import Tokenizer
 
-__all__ = ["content_digests", "fingerprint", "fingerprints", "text_fingerprint"]
+__all__ = [
+    "content_digests",
+    "fingerprint",
+    "fingerprints",
+    "same_fingerprints",
+    "text_fingerprint",
+]
 
 _SALT = b"contam-finding/2\0"
+
+#: Earlier token rules -> the current one, where the two give the same tokens (so the same
+#: fingerprints) for every text without format characters or combining marks NFKC leaves, all
+#: ASCII text among them: "/2" only ignores the one and keeps the other in its word.
+_SAME_TOKENS = {"letters-digits+segmented-scripts": TOKEN_RULE}
+
+
+def same_fingerprints(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Whether fingerprints computed under the normalization `recorded` (as
+    :meth:`NormConfig.describe` gave it) are those `current` computes: the same description,
+    or one of an earlier token rule whose tokens the current one keeps for text without format
+    characters or combining marks. A baseline written before "/2" still applies; an accepted
+    finding whose text holds such characters gets a new fingerprint and looks new (the gate
+    fails closed), never the other way round.
+
+    >>> old = {"unicode": "NFKC", "casefold": True, "tokens": "letters-digits+segmented-scripts"}
+    >>> new = DEFAULT_NORM.describe()
+    >>> same_fingerprints(old, new), same_fingerprints(new, old)
+    (True, False)
+    """
+    mine = dict(recorded)
+    if _SAME_TOKENS.get(str(mine.get("tokens"))) == current.get("tokens"):
+        mine["tokens"] = current.get("tokens")
+    return mine == dict(current)
 
 
 def content_digests(hashes: np.ndarray, counts: np.ndarray) -> list[bytes]:

@@ -138,6 +138,20 @@ def test_every_option_the_index_depends_on_is_in_the_key(
     assert cache_key([evals], files, ScanOptions(jobs=3, eval_cache="x")).name == base.name
 
 
+def test_an_entry_of_the_token_rule_before_marks_and_format_characters_is_not_used(
+    data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The key holds the normalization's description: an entry made under the rule before "/2"
+    # has another name, so a scan now builds the index again instead of reading it.
+    evals, _ = data
+    files = [(f, "0" * 64) for f in sorted(evals.iterdir())]
+    now = cache_key([evals], files, ScanOptions())
+    assert now.parts["normalization"]["tokens"] == "letters-digits-marks+segmented-scripts/2"
+    old = {**ScanOptions().norm.describe(), "tokens": "letters-digits+segmented-scripts"}
+    monkeypatch.setattr(type(ScanOptions().norm), "describe", lambda self: old)
+    assert cache_key([evals], files, ScanOptions()).name != now.name
+
+
 def test_the_cache_does_not_change_checkpoint_keys(tmp_path: Path) -> None:
     assert config_key(ScanOptions(eval_cache=tmp_path)) == config_key(ScanOptions())
 
