@@ -197,13 +197,17 @@ def test_a_repeated_records_key_in_a_json_object_is_refused() -> None:
     "text, spans",
     [
         ("a\u031b\u0301", [(0, 3)]),
-        ("\u0301\uff9e", [(0, 2)]),
+        # NOTE: NFKC makes U+FF9E the combining voiced mark U+3099; since "/2" a mark after no
+        # letter, digit or segmented character is no token (it was one, a Hiragana character)
+        ("\u0301\uff9e", []),
+        ("\u30ab\u0301\uff9e", [(0, 3)]),
         ("x a\u031b\u0301 y", [(0, 1), (2, 5), (6, 7)]),
         ("s\u0307\u0323", [(0, 3)]),
     ],
     ids=[
         "horn-acute",
         "acute-halfwidth-voiced",
+        "katakana-acute-halfwidth-voiced",
         "inside-a-sentence",
         "dot-above-dot-below-compose",
     ],
