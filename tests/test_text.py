@@ -185,6 +185,18 @@ def test_format_characters_are_ignored_entirely(text: str) -> None:
     assert len(token_spans(text)) == len(tokenize(plain))
 
 
+def test_every_format_character_and_mark_lies_where_the_patterns_look() -> None:
+    # The token patterns read categories only in MARK_PLANES (a sixth of the code points); no
+    # Cf, Mn, Mc or Me character of this Python's Unicode database lies outside them.
+    from contam_cli.text.normalize import MARK_PLANES
+
+    scanned = {c for plane in MARK_PLANES for c in plane}
+    kinds = ("Cf", "Mn", "Mc", "Me")
+    outside = [hex(c) for c in range(sys.maxunicode + 1)
+               if c not in scanned and unicodedata.category(chr(c)) in kinds]  # fmt: skip
+    assert outside == []
+
+
 def test_every_format_character_is_ignored() -> None:
     for c in _FORMAT:
         assert tokenize(f"wo{c}rd") == ["word"], hex(ord(c))
