@@ -20,6 +20,7 @@ import numpy as np
 from contam_cli.engine.evidence import Evidence
 from contam_cli.report import NGRAM_METHODS, ExampleTable, NgramColumns, Reason, Report
 from contam_cli.report.values import SourceResult
+from contam_cli.text.normalize import DEFAULT_NORM
 
 WORDS = (
     "the of and a to in is that for it as was with be by on not he this are or his from at "
@@ -90,7 +91,7 @@ def synthetic_report(n: int = 100_000, flagged: float = 0.02, seed: int = 0) -> 
     )
     config = {
         "n": 13,
-        "normalization": {"unicode": "NFKC", "casefold": True, "tokens": "letters-digits"},
+        "normalization": DEFAULT_NORM.describe(),
         "runs": "exact",
         "policy": {"min_overlap": 0.5, "min_run": 30, "zscore": None, "source_thresholds": {}},
     }
