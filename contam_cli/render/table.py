@@ -76,9 +76,9 @@ def _rows(report: Report, shown: list[ExampleResult]) -> list[str]:
         rows = [
             [
                 _id(e.id),
-                f"{e.overlap_fraction:.3f}",
-                str(e.longest_run),
-                f"{e.zscore:.2f}",
+                _number(e.overlap_fraction, ".3f"),
+                "-" if e.longest_run is None else str(e.longest_run),
+                _number(e.zscore, ".2f"),
                 *(_fuzzy(e) for _ in fz),
                 _flag(e),
                 "; ".join(str(r) for r in e.reasons),
@@ -146,8 +146,13 @@ def _fuzzy_unscorable(report: Report) -> list[str]:
 
 
 def _fuzzy(e: ExampleResult) -> str:
-    score = e.scores.get("fuzzy")
-    return "-" if score is None else f"{score:.3f}"
+    return _number(e.scores.get("fuzzy"), ".3f")
+
+
+def _number(value: float | None, spec: str) -> str:
+    """A score as the table shows it; "-" where the detector could not score the example (an
+    example under n tokens that the fuzzy detector flagged is in the table with no overlap)."""
+    return "-" if value is None else format(value, spec)
 
 
 def example_evidence(e: ExampleResult) -> Evidence | FuzzyMatch | None:

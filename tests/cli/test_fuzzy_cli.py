@@ -99,6 +99,27 @@ def test_scan_fuzzy_exits_1_on_a_reworded_leak(leak: tuple[Path, Path], tmp_path
     assert doc["config"]["policy"]["min_fuzzy"] == 0.99 and "fuzzy" in doc["config"]
 
 
+def test_an_example_under_n_tokens_flagged_by_fuzzy_is_in_the_table(
+    leak: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # With n above every example's length the n-gram detector scores nothing (overlap, run
+    # and z are null) while the fuzzy detector still flags the reworded copy: the table shows
+    # "-" for the missing scores (it raised a TypeError formatting None), as clean's does.
+    ev, corpus = (str(p) for p in leak)
+    result = runner.invoke(app, ["scan", ev, "--corpus", corpus, "--fuzzy", "-n", "200"])
+    assert result.exit_code == 1, result.output
+    header, *rows = result.stdout.splitlines()
+    assert header.split()[:6] == ["id", "overlap", "run", "z", "fuzzy", "flag"]
+    q1 = next(r.split() for r in rows if r.startswith("q1"))
+    assert q1[1:4] == ["-", "-", "-"] and float(q1[4]) >= 0.5 and q1[5] == "FLAGGED"
+    out = tmp_path / "clean.jsonl"
+    cleaned = runner.invoke(
+        app, ["clean", ev, "--corpus", corpus, "-o", str(out), "--fuzzy", "-n", "200"]
+    )
+    assert cleaned.exit_code == 1, cleaned.output
+    assert [orjson.loads(x)["id"] for x in out.read_bytes().splitlines()] == ["q2"]
+
+
 @pytest.mark.skipif(not _wired("clean"), reason="contam clean has no --fuzzy yet (cli/clean.py)")
 def test_clean_fuzzy_removes_the_reworded_leak(leak: tuple[Path, Path], tmp_path: Path) -> None:
     ev, corpus = (str(p) for p in leak)
