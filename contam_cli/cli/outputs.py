@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,17 +58,23 @@ class Outputs:
                     fh.write(render(report, fmt, baseline=sarif_baseline))
 
 
-def require_scored(report: Report) -> None:
-    """NothingScoredError when no example could be scored (every one shorter than n, say)."""
+def require_scored(
+    report: Report,
+    hint: str = "lower -n or check --field",
+    paths: Sequence[str | os.PathLike[str]] | None = None,
+) -> None:
+    """NothingScoredError when no example could be scored (every one shorter than n, say, or
+    no score at all in the files a report combines): nothing was checked, so no verdict.
+    `paths`: the inputs to name (default: the report's eval files)."""
     if len(report.examples) and not report.scorable_mask().any():
         n = report.config.get("n")
         why = f"all {len(report.examples)} shorter than n={n}" if n else "no method scored any"
         if "boilerplate" in report.config:
             why += ", or every n-gram ignored as boilerplate"
         raise NothingScoredError(
-            f"{name_paths(report.eval_paths())}no eval example could be scored ({why}): nothing "
-            "was checked; lower -n or check "
-            "--field"
+            f"{name_paths(report.eval_paths() if paths is None else paths)}no eval example "
+            f"could be scored ({why}): nothing "
+            f"was checked; {hint}"
         )
 
 

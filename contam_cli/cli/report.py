@@ -126,6 +126,7 @@ def report_command(
             redact=redact,
         )
         c.print_warnings(result)
+        c.require_scored(result, "every score in the inputs is null or missing", inputs)
         read = [*inputs, *([labels] if labels is not None else [])]
         ci.append_step_summary(result, read)
         if report is not None:

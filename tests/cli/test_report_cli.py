@@ -146,3 +146,20 @@ def test_usage_errors_exit_2(scan_json: str) -> None:
     assert "run_2" in json.loads(renamed.stdout)["examples"][0]["scores"]
     assert run(scan_json, "--direction", "longest_run=up").exit_code == 2
     assert run(scan_json, SCORES, "--format", "xml").exit_code == 2
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "sarif"])
+def test_a_report_that_scored_nothing_exits_2_and_writes_nothing(tmp_path: Path, fmt: str) -> None:
+    # Every score null: no example was judged, so the gate has no verdict (it printed "no
+    # contamination flagged" and exited 0, the one answer it must never give wrongly).
+    scores = tmp_path / "allnull.jsonl"
+    scores.write_text('{"id": "a", "m": null}\n{"id": "b", "m": null}\n')
+    out = tmp_path / "r.json"
+    result = run(str(scores), "--format", fmt, "--report", str(out))
+    assert result.exit_code == 2, result.output
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith(f"contam: error: {scores}: no eval example could be scored")
+    assert not out.exists()
+    one = tmp_path / "one.jsonl"
+    one.write_text('{"id": "a", "m": null}\n{"id": "b", "m": 2.0}\n')
+    assert run(str(one), "--format", fmt).exit_code == 0  # one scored example is a verdict
