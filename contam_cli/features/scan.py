@@ -90,13 +90,13 @@ def scan(
         raise ArgumentError(f"policy must be a FlagPolicy, got {type(policy).__name__}")
     if index is not None and corpus is not None:
         raise UsageError("give a corpus or an index, not both")
+    _check_fuzzy_thresholds(policy, opts)
     if index is not None:
         if opts.fuzzy is not None:
             raise UsageError("the fuzzy detector aligns corpus text: give a corpus, not --index")
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
-    _check_fuzzy_thresholds(policy, opts)
     _check_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     acc, used, fuzzy_index = done.acc, done.opts, done.fuzzy_index
@@ -203,10 +203,18 @@ def scan_corpus(
 
 
 def _check_fuzzy_thresholds(policy: FlagPolicy, opts: ScanOptions) -> None:
-    """Per-source fuzzy thresholds must come from the fuzzy settings of this scan."""
+    """Per-source fuzzy thresholds must come from the fuzzy settings of this scan, and need
+    one: without the fuzzy detector their rule would be dropped without a word."""
     check = getattr(policy.thresholds, "check_fuzzy", None)
-    has_fuzzy = any(t.fuzzy is not None for t in policy.thresholds.values())
-    if opts.fuzzy is not None and check is not None and has_fuzzy:
+    fuzzy = [name for name, t in policy.thresholds.items() if t.fuzzy is not None]
+    if fuzzy and opts.fuzzy is None:
+        origin = getattr(policy.thresholds, "origin", "--thresholds")
+        raise UsageError(
+            f"{origin}: holds fuzzy thresholds (source {', '.join(map(repr, fuzzy))}) that only "
+            "a scan with --fuzzy applies: add --fuzzy (with a corpus, not --index), or use "
+            "thresholds calibrated without --fuzzy"
+        )
+    if opts.fuzzy is not None and check is not None and fuzzy:
         check(opts.describe()["fuzzy"])
 
 

@@ -142,3 +142,20 @@ def test_a_baseline_keeps_the_fuzzy_details(leak: tuple[Path, Path], tmp_path: P
     q1 = assert_valid_report(report.read_bytes())["examples"][0]
     assert q1["details"]["baseline"]["state"] == "accepted"
     assert q1["details"]["fuzzy"]["evidence"] is not None
+
+
+def test_fuzzy_thresholds_without_fuzzy_are_refused(
+    leak: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ev, corpus = (str(p) for p in leak)
+    thresholds = tmp_path / "t.json"
+    thresholds.write_text('{"sources": {"corpus": {"fuzzy": 0.3}}}')
+    args = ["scan", ev, "--corpus", corpus, "--thresholds", str(thresholds)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (
+        f"contam: error: {thresholds}: holds fuzzy thresholds (source 'corpus') that only a scan "
+        "with --fuzzy applies: add --fuzzy (with a corpus, not --index), or use thresholds "
+        "calibrated without --fuzzy"
+    )
+    assert runner.invoke(app, [*args, "--fuzzy"]).exit_code == 1

@@ -156,8 +156,10 @@ def test_source_fuzzy_thresholds_flag_and_name_their_source(tmp_path: Path) -> N
     assert (reason.rule, reason.source, reason.threshold) == ("source-fuzzy", "copies", 0.3)
     assert str(reason) == f"fuzzy {reason.value:.3f} >= 0.3 in copies"
     assert r.config["policy"]["source_thresholds"]["copies"]["fuzzy"] == 0.3
-    # The same thresholds without the fuzzy detector: nothing fires.
-    assert not scan([EXAMPLES[0]], sources, policy=policy).contaminated
+    # The same thresholds without the fuzzy detector are refused: their rule would be dropped
+    # without a word, and a scan that nothing flags would pass (it did).
+    with pytest.raises(UsageError, match=r"holds fuzzy thresholds \(source 'copies', 'other'\)"):
+        scan([EXAMPLES[0]], sources, policy=policy)
 
 
 def test_fuzzy_thresholds_of_other_settings_are_refused(tmp_path: Path) -> None:
