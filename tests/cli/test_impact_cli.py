@@ -156,3 +156,25 @@ def test_registered_in_the_app() -> None:
     assert result.exit_code == 0 and "impact" in result.stdout
     helped = runner.invoke(app, ["impact", "--help"])
     assert helped.exit_code == 0 and "--match" in helped.stdout
+
+
+def test_a_report_that_judged_nothing_is_refused(tmp_path: Path) -> None:
+    # A probe report flags nothing by design: impact counted every example clean and printed
+    # "full - clean +0.000" (exit 0) as if the scores had been checked.
+    from contam_cli.features.probe import probe
+
+    model = tmp_path / "model.npz"
+    assert runner.invoke(app, ["probe", "train-lm", str(FIXTURES / "probe" / "train.txt"),
+                               "-o", str(model)]).exit_code == 0  # fmt: skip
+    probed = tmp_path / "probe.json"
+    save_report(probe(FIXTURES / "probe" / "eval.jsonl", model=f"ngram-lm:{model}"), probed)
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(f'{{"id": "e0{i}", "correct": {i % 2}}}\n' for i in range(5)))
+    result = run(str(probed), "-r", str(results))
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"contam: error: {probed}: its examples were never judged for contamination "
+        "(detectors: probe); give impact the report of contam scan or clean, or of contam "
+        "report combining them\n"
+    )
+    assert result.stdout == ""

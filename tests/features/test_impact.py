@@ -430,9 +430,19 @@ def test_bad_levels(spec: str, message: str) -> None:
 
 
 def test_levels_need_their_score() -> None:
-    table = ExampleTable.from_results([], [])
+    from contam_cli.report.values import Method
+
+    table = ExampleTable.from_results([], [Method("combined", "combined")])  # no longest_run
     with pytest.raises(UsageError, match="needs the report's longest_run scores"):
         impact(Report(table), records([1]), levels="run>=13")
+
+
+def test_a_report_no_detector_judged_is_refused() -> None:
+    from contam_cli.report.values import Method
+
+    probed = ExampleTable.from_results([], [Method("perplexity", "probe", "lower")])
+    with pytest.raises(UsageError, match=r"never judged for contamination \(detectors: probe\)"):
+        impact(Report(probed), records([1]))
 
 
 @pytest.mark.parametrize(

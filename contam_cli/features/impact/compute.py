@@ -104,12 +104,25 @@ def impact(
     )
 
 
+#: The detectors whose rules flag examples; a report of none of them judged nothing.
+_JUDGES = ("ngram", "fuzzy", "combined")
+
+
 def _report(report: object) -> Report:
     if isinstance(report, Report):
-        return report
-    if isinstance(report, (str, os.PathLike)):
-        return load_report(Path(report))
-    raise ArgumentError(f"report: expected a Report or a path, got {type(report).__name__}")
+        rep, where = report, "report"
+    elif isinstance(report, (str, os.PathLike)):
+        rep, where = load_report(Path(report)), str(report)
+    else:
+        raise ArgumentError(f"report: expected a Report or a path, got {type(report).__name__}")
+    if not any(m.detector in _JUDGES for m in rep.methods):
+        found = ", ".join(sorted({m.detector for m in rep.methods})) or "none"
+        # NOTE: a probe's scores flag nothing: every example would count as clean.
+        raise UsageError(
+            f"{where}: its examples were never judged for contamination (detectors: {found}); "
+            "give impact the report of contam scan or clean, or of contam report combining them"
+        )
+    return rep
 
 
 def _check(metric: str, match: str, bootstrap: int, seed: int, confidence: float) -> None:
