@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -26,15 +27,15 @@ import typer
 from contam_cli.cli.exits import EXIT_CLEAN, EXIT_FOUND, err_console
 from contam_cli.cli.outputs import print_report
 from contam_cli.errors import ContamError, OutputError, UsageError
-from contam_cli.io.output import check_target
+from contam_cli.io.output import atomic_writer, check_target
 from contam_cli.policy.baseline import (
     Baseline,
     BaselineResult,
     FailOn,
+    dump_baseline,
     findings,
     gate,
     load_baseline,
-    save_baseline,
     subtract,
 )
 from contam_cli.render import OutputFormat
@@ -156,11 +157,13 @@ class Gate:
         result = subtract(report, self.baseline)
         return result.report, result
 
-    def write(self, report: Report) -> None:
-        """Write ``--write-baseline`` (atomically), when asked."""
+    def write(self, report: Report, stack: ExitStack) -> None:
+        """Enter ``--write-baseline``'s writer into `stack` (an output group: the baseline
+        appears with the command's other outputs, or none of them do), when asked."""
         if self.write_to is not None:
-            save_baseline(
-                findings(report, per_source=self.per_source), self.write_to, inputs=self.inputs
+            text = dump_baseline(findings(report, per_source=self.per_source))
+            stack.enter_context(atomic_writer(self.write_to, inputs=self.inputs, mode="w")).write(
+                text
             )
 
     def verdict(self, report: Report, result: BaselineResult | None) -> int:

@@ -58,6 +58,8 @@ from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c
 )
 from contam_cli.cli.outputs import (  # noqa: F401 - re-exported for the commands
     Outputs,
+    check_outputs,
+    option_files,
     print_report,
     require_scored,
     write_table,

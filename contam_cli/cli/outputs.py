@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +19,39 @@ from contam_cli.render import OutputFormat, render
 from contam_cli.render.table import render_table
 from contam_cli.report import Report, iter_json, write_json
 
-__all__ = ["Outputs", "print_report", "require_scored", "write_table"]
+__all__ = [
+    "Outputs",
+    "check_outputs",
+    "option_files",
+    "print_report",
+    "require_scored",
+    "write_table",
+]
+
+
+def option_files(*given: Path | Iterable[Path] | None) -> list[Path]:
+    """The files that options name for a command to read (``--thresholds``, each
+    ``--ignore-from``, ``--labels``...): inputs too, which no output may land over or inside."""
+    out: list[Path] = []
+    for item in given:
+        if isinstance(item, Path):
+            out.append(item)
+        elif item is not None:
+            out.extend(item)
+    return out
+
+
+def check_outputs(paths: Iterable[Path | None], inputs: Sequence[Path]) -> None:
+    """Check every output file given before any work (:func:`check_target`: never over or
+    inside one of `inputs`); one path given for two outputs is a UsageError."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        if path is None:
+            continue
+        target = check_target(path, inputs)
+        if target in seen:
+            raise UsageError(f"{path}: given for two outputs ({seen[target]} too)")
+        seen[target] = path
 
 
 @dataclass
@@ -32,22 +65,26 @@ class Outputs:
     inputs: Sequence[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        seen: dict[Path, Path] = {}
-        for path in self.paths():
-            target = check_target(path, self.inputs)
-            if target in seen:
-                raise UsageError(f"{path}: given for two outputs ({seen[target]} too)")
-            seen[target] = path
+        check_outputs(self.paths(), self.inputs)
 
     def paths(self) -> list[Path]:
         return [p for p in (self.report, self.html, self.sarif) if p is not None]
 
-    def write(self, report: Report, *, sarif_baseline: Mapping[str, str] | None = None) -> None:
+    def write(
+        self,
+        report: Report,
+        *,
+        sarif_baseline: Mapping[str, str] | None = None,
+        also: Callable[[ExitStack], None] | None = None,
+    ) -> None:
         """Write every output of `report`: all appear, or none (`sarif_baseline`: each
-        accepted finding's SARIF baselineState, by fingerprint)."""
-        if not self.paths():
+        accepted finding's SARIF baselineState, by fingerprint; `also` enters the command's
+        other writers, a baseline say, into the same output group)."""
+        if not self.paths() and also is None:
             return
         with output_group() as stack:
+            if also is not None:
+                also(stack)
             if self.report is not None:
                 write_json(
                     report, stack.enter_context(atomic_writer(self.report, inputs=self.inputs))

@@ -128,12 +128,14 @@ def scan_command(
             eval_cache=eval_cache,
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
-        inputs = [*eval_paths, *c.local_paths(sources)]
+        # NOTE: --write-baseline may be the --baseline file (it updates it); no other output may.
+        inputs = [*eval_paths, *c.local_paths(sources), *c.option_files(thresholds, ignore_from)]
         if index is not None:
             inputs.append(index)
-        outputs = c.Outputs(report=report, html=html, sarif=sarif, inputs=inputs)
+        read = [*inputs, *c.option_files(baseline)]
+        outputs = c.Outputs(report=report, html=html, sarif=sarif, inputs=read)
         if eval_cache is not None:
-            check_cache_dir(eval_cache, inputs)
+            check_cache_dir(eval_cache, read)
         gate = ci.Gate.check(
             baseline=baseline,
             write_baseline=write_baseline,
@@ -161,7 +163,7 @@ def scan_command(
             checkpoint,
             config={"command": "scan"},
             ray_runtime_env=ray_runtime_env,
-            inputs=inputs,
+            inputs=read,
         )
         with c.progress_bar(progress, total, "scanning corpus") as tick:
             result = scan(
@@ -177,9 +179,12 @@ def scan_command(
         c.print_warnings(result)
         c.require_scored(result)
         result, subtracted = gate.apply(result)
-        outputs.write(result, sarif_baseline=subtracted.sarif_states() if subtracted else None)
-        gate.write(result)
-        ci.append_step_summary(result, inputs)
+        outputs.write(
+            result,
+            sarif_baseline=subtracted.sarif_states() if subtracted else None,
+            also=lambda stack: gate.write(result, stack),
+        )
+        ci.append_step_summary(result, read)
         verdict = gate.verdict(result, subtracted)
         with c.stdout_guard(verdict):
             ci.print_result(result, ci.output_format(ctx, fmt, json_out), limit, subtracted)
