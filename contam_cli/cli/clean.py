@@ -162,8 +162,10 @@ def clean_command(
         )
         policy = c.flag_policy(min_overlap, min_run, threshold, thresholds, min_fuzzy)
         _check_options(target, dirty_out, manifest, report, flagged_only, output)
+        read = c.option_files(thresholds, ignore_from)
+        inputs = [*eval_paths, *c.local_paths(sources), *read]
         if eval_cache is not None:
-            check_cache_dir(eval_cache, [*eval_paths, *c.local_paths(sources)])
+            check_cache_dir(eval_cache, inputs)
         scans = 1 if target is Target.eval or flagged_only else 0
         total = _corpus_bytes(sources, opts) * (scans + (target is Target.corpus))
         total += _corpus_bytes(sources, opts) * scans * (b.passes(ignore_common) - 1)
@@ -176,7 +178,7 @@ def clean_command(
             config={"command": "clean", "target": target.value},
             outputs=eo.clean_outputs if target is Target.corpus else None,
             ray_runtime_env=ray_runtime_env,
-            inputs=[*eval_paths, *c.local_paths(sources)],
+            inputs=inputs,
         )
         with c.progress_bar(progress, total, "cleaning") as bar:
             tick = cast(ProgressFn | None, bar)
@@ -192,6 +194,7 @@ def clean_command(
                     progress=tick,
                     report_path=report,
                     executor=executor,
+                    read=read,
                 )
             else:
                 result = clean_corpus(
@@ -210,10 +213,11 @@ def clean_command(
                     progress=tick,
                     report_path=report,
                     executor=executor,
+                    read=read,
                 )
         if result.report is not None:
             c.print_warnings(result.report)
-            ci.append_step_summary(result.report, [*eval_paths, *c.local_paths(sources)])
+            ci.append_step_summary(result.report, inputs)
         verdict = c.EXIT_FOUND if result.changed and not no_fail else c.EXIT_CLEAN
         with c.stdout_guard(verdict):
             if isinstance(result, EvalCleanResult):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -148,6 +148,7 @@ def clean_corpus(
     progress: ProgressFn | None = None,
     executor: Executor | None = None,
     report_path: PathLike | None = None,
+    read: Sequence[PathLike] = (),
     **kwargs: Any,
 ) -> CorpusCleanResult:
     """Write the corpus minus every eval n-gram's neighbourhood into the directory `output`.
@@ -158,13 +159,15 @@ def clean_corpus(
     ``min_fuzzy`` (a reworded copy) is cut as well (see :mod:`.fuzzy`). The output mirrors
     the input layout (relative paths, formats, compression); files without a change are copied
     byte for byte; the manifest (default ``output/.contam-manifest.json``) lists per file the
-    documents kept, cut and dropped and the text bytes removed.
+    documents kept, cut and dropped and the text bytes removed. ``read``: other files the
+    caller read (a thresholds file); no output lands over or inside one of them, the eval set,
+    the corpus or an ``ignore_from`` file.
     """
     opts = _scan_options(options, kwargs)
     rule = CutRule(mode, window, min_piece, max_splits)
     sources = _corpus_groups(corpus)
     layout = _layout(sources, opts)
-    inputs = [*_eval_paths(eval), *_local_inputs(sources)]
+    inputs = [*_eval_paths(eval), *_local_inputs(sources), *opts.ignore_from, *map(Path, read)]
     outdir = Path(output)
     manifest_path = Path(manifest) if manifest is not None else outdir / MANIFEST_NAME
     _check_targets([outdir], inputs, force=force, directory=True)

@@ -63,6 +63,7 @@ def clean_eval(
     progress: ProgressFn | None = None,
     report_path: PathLike | None = None,
     executor: Executor | None = None,
+    read: Sequence[PathLike] = (),
     **kwargs: Any,
 ) -> EvalCleanResult:
     """Write the eval set minus the examples that scan() flags; return what was removed.
@@ -74,12 +75,14 @@ def clean_eval(
     ``dirty_output`` receives the flagged records the same way. ``force`` replaces a non-empty
     output directory. ``report_path`` also writes the scan's JSON report; every output appears
     together with the others or not at all. ``executor`` runs the scan's corpus shards (default:
-    local processes for ``jobs``). Keyword arguments override fields of :class:`ScanOptions`.
+    local processes for ``jobs``). ``read``: other files the caller read (a thresholds file);
+    no output lands over or inside one of them, the eval set, the corpus or an ``ignore_from``
+    file. Keyword arguments override fields of :class:`ScanOptions`.
     """
     opts = _scan_options(options, kwargs)
     paths = _as_paths(eval, "eval")
     sources = _corpus_groups(corpus)
-    inputs = [*paths, *_local_inputs(sources)]
+    inputs = [*paths, *_local_inputs(sources), *opts.ignore_from, *map(Path, read)]
     single = len(paths) == 1 and not paths[0].is_dir()
     layout = cast("list[tuple[Path, str]]", _layout({"": paths}, opts))  # NOTE: paths alone
     _check_eval_formats(layout, output if single else None, dirty_output if single else None)
