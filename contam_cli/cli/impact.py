@@ -149,6 +149,8 @@ def impact_command(
     Exit code 0: measured (whatever the difference); 2: usage or input error.
     """
     with c.handle_errors(debug):
+        read = [report, results]
+        c.check_outputs([output], read)
         value = impact(
             report,
             results,
@@ -164,6 +166,6 @@ def impact_command(
         )
         text = RENDER[fmt](value)
         if output is not None:
-            write_atomic(output, text, inputs=[report, results])
+            write_atomic(output, text, inputs=read)
         else:
             sys.stdout.write(text)

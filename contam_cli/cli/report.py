@@ -11,8 +11,9 @@ import typer
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
 from contam_cli.features.combine import build_report, parse_direction
-from contam_cli.io.output import atomic_writer, write_atomic
+from contam_cli.io.output import atomic_writer, output_group
 from contam_cli.render import OutputFormat, iter_json, render, write_json
+from contam_cli.report import Report
 
 InputsArg = Annotated[
     list[Path],
@@ -112,6 +113,8 @@ def report_command(
     error.
     """
     with c.handle_errors(debug):
+        read = [*inputs, *c.option_files(labels)]
+        c.check_outputs([report, output], read)
         result = build_report(
             inputs,
             labels=labels,
@@ -127,29 +130,32 @@ def report_command(
         )
         c.print_warnings(result)
         c.require_scored(result, "every score in the inputs is null or missing", inputs)
-        read = [*inputs, *([labels] if labels is not None else [])]
-        ci.append_step_summary(result, read)
-        if report is not None:
-            with atomic_writer(report, inputs=read) as fh:
-                write_json(result, fh)
         verdict = c.EXIT_FOUND if result.contaminated and not no_fail else c.EXIT_CLEAN
-        if fmt is OutputFormat.json:
+        text = None if fmt is OutputFormat.json else render(result, fmt, top=top)
+        with output_group() as stack:
+            if report is not None:
+                write_json(result, stack.enter_context(atomic_writer(report, inputs=read)))
             if output is not None:
-                with atomic_writer(output, inputs=read) as fh:
+                fh = stack.enter_context(atomic_writer(output, inputs=read))
+                if text is None:
                     write_json(result, fh)
-            else:
-                with c.stdout_guard(verdict):
-                    for piece in iter_json(result):
-                        sys.stdout.write(piece.decode())
-        else:
-            text = render(result, fmt, top=top)
-            if output is not None:
-                write_atomic(output, text, inputs=read)
-            elif fmt is OutputFormat.table:
-                with c.stdout_guard(verdict):
-                    c.write_table(text, result.contaminated)
-            else:
-                with c.stdout_guard(verdict):
-                    sys.stdout.write(text)
+                else:
+                    fh.write(text.encode())
+        ci.append_step_summary(result, read)
+        if output is None:
+            with c.stdout_guard(verdict):
+                _print(result, fmt, text)
     if verdict:
         raise typer.Exit(verdict)
+
+
+def _print(result: Report, fmt: OutputFormat, text: str | None) -> None:
+    """The combined report on stdout: JSON piece by piece (`text` None), else `text` (a
+    table coloured on a terminal)."""
+    if text is None:
+        for piece in iter_json(result):
+            sys.stdout.write(piece.decode())
+    elif fmt is OutputFormat.table:
+        c.write_table(text, result.contaminated)
+    else:
+        sys.stdout.write(text)
