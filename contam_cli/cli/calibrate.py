@@ -10,10 +10,8 @@ import typer
 from contam_cli.cli import common as c
 from contam_cli.cli.options import FuzzyOpt
 from contam_cli.engine.fuzzy import FuzzyConfig
-from contam_cli.errors import UsageError
 from contam_cli.features.calibrate import calibrate, controls_needed
 from contam_cli.io import iter_files
-from contam_cli.io.output import atomic_writer
 from contam_cli.policy.thresholds import Thresholds
 from contam_cli.render.thresholds import render_thresholds
 
@@ -117,19 +115,15 @@ def calibrate_command(
             hash_corpus=False,
             fuzzy=FuzzyConfig() if fuzzy else None,
         )
-        inputs = [*controls, *(p for ps in sources.values() for p in ps)]
-        if common_out is not None and common_out.resolve() == output.resolve():
-            raise UsageError(f"{output}: --common-out and --output must be different files")
+        inputs = [*controls, *c.local_paths(sources)]
+        c.check_outputs([output, common_out], inputs)
         total = sum(
             f.stat().st_size
             for ps in sources.values()
             for p in ps
             for f in iter_files(p, opts.include, opts.exclude)
         ) * (2 if common_out is not None else 1)
-        with (
-            atomic_writer(output, inputs=inputs) as fh,
-            c.progress_bar(progress, total, "calibrating") as tick,
-        ):
+        with c.progress_bar(progress, total, "calibrating") as tick:
             result = calibrate(
                 sources,
                 controls,
@@ -139,8 +133,8 @@ def calibrate_command(
                 progress=tick,
                 common_out=common_out,
                 common_k=common_k,
+                output=output,
             )
-            fh.write(result.to_json())
         _warn_rough(result)
         typer.echo(render_thresholds(result, str(output)), nl=False)
 

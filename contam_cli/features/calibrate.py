@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -48,7 +47,7 @@ from contam_cli.features.scan import CorpusScan, resolve_sources, scan_corpus
 from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify, name_paths
 from contam_cli.io.model import Record
-from contam_cli.io.output import atomic_writer
+from contam_cli.io.output import atomic_writer, output_group
 from contam_cli.policy.rules import SourceThreshold
 from contam_cli.policy.thresholds import Thresholds
 from contam_cli.stats.percentile import percentile as percentile_of
@@ -71,6 +70,7 @@ def calibrate(
     executor: Executor | None = None,
     common_out: str | Path | None = None,
     common_k: int = 1000,
+    output: str | Path | None = None,
     **kwargs: Any,
 ) -> Thresholds:
     """Per-source thresholds measured on `controls` (see the module docstring).
@@ -78,6 +78,8 @@ def calibrate(
     `sources` maps source names to corpora and `controls` is an eval-like input, both under the
     one input rule; `n` (default: the options' n, 13) and keyword arguments override fields of
     :class:`ScanOptions`. No controls, or none with at least n tokens, is a UsageError.
+    `output` also saves the thresholds file there; it and `common_out` appear together or not
+    at all, never over or inside a control or source path.
 
     >>> t = calibrate({"web": ["one two three four five six"]}, ["two three four five", "x y z"],
     ...               n=3, percentile=100)
@@ -89,7 +91,11 @@ def calibrate(
     records, _ = load_eval(controls, opts, what="controls")
     found = resolve_sources(sources, opts)
     given = _given_paths(controls, sources)
-    with ExitStack() as stack:
+    if output is not None and common_out is not None:
+        if Path(output).resolve() == Path(common_out).resolve():
+            raise UsageError(f"{common_out}: given for two outputs ({output} too)")
+    with output_group() as stack:
+        out = None if output is None else stack.enter_context(atomic_writer(output, inputs=given))
         fh = None
         if common_out is not None:
             fh = stack.enter_context(atomic_writer(common_out, inputs=given))
@@ -110,16 +116,19 @@ def calibrate(
             assert done.doc_freq is not None and done.full_index is not None
             rows = common_ngrams(done.full_index, done.doc_freq, records, common_k, opts.norm)
             _write_common(fh, rows)
-    return Thresholds(
-        sources=table,
-        n=opts.n,
-        normalization=opts.norm.describe(),
-        percentile=float(percentile),
-        min_run=min_run,
-        fuzzy=opts.describe().get("fuzzy"),
-        tool_version=__version__,
-        origin="calibrate",
-    )
+        result = Thresholds(
+            sources=table,
+            n=opts.n,
+            normalization=opts.norm.describe(),
+            percentile=float(percentile),
+            min_run=min_run,
+            fuzzy=opts.describe().get("fuzzy"),
+            tool_version=__version__,
+            origin="calibrate",
+        )
+        if out is not None:
+            out.write(result.to_json())
+    return result
 
 
 def source_threshold(

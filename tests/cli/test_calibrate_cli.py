@@ -112,7 +112,7 @@ def test_nothing_is_written_over_an_input_or_twice(data: dict[str, Path]) -> Non
     assert data["controls"].read_bytes() == before
     same = data["dir"] / "x.jsonl"
     result = run(*args, "-o", same, "--common-out", same)
-    assert result.exit_code == 2 and "different files" in result.stderr and not same.exists()
+    assert result.exit_code == 2 and "given for two outputs" in result.stderr and not same.exists()
 
 
 def test_no_controls_or_too_short_exit_2(data: dict[str, Path]) -> None:
