@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from contam_cli.cli import common as c
 from contam_cli.errors import UsageError
 from contam_cli.features.bench.runner import DETECTORS, BenchProgress, run_bench
+from contam_cli.features.probe.provider import model_paths
 from contam_cli.io.output import write_atomic
 from contam_cli.render.bench import render_bench_json, render_bench_markdown
 
@@ -110,6 +111,8 @@ def bench_command(
     """
     with c.handle_errors(debug):
         chosen = _names(detectors) if detectors is not None else None
+        read = model_paths(model)
+        c.check_outputs([output], read)
         with _progress(progress) as tick:
             result = run_bench(
                 seeds=seeds,
@@ -128,7 +131,7 @@ def bench_command(
             render_bench_json(result) if fmt is BenchFormat.json else render_bench_markdown(result)
         )
         if output is not None:
-            write_atomic(output, text)
+            write_atomic(output, text, inputs=read)
         else:
             with c.stdout_guard(c.EXIT_CLEAN):
                 sys.stdout.write(text)

@@ -15,7 +15,7 @@ from typing import Any
 from contam_cli.detectors.providers import SCHEMES, Provider, load_provider
 from contam_cli.errors import ArgumentError, InputError, UsageError
 
-__all__ = ["open_provider", "provider_options"]
+__all__ = ["model_paths", "open_provider", "provider_options"]
 
 #: Options of the command line that apply to one scheme only.
 _SCHEME_OPTIONS = {
@@ -95,3 +95,21 @@ def _check_local_path(spec: str) -> None:
     )
     if local and rest and not Path(rest).expanduser().exists():
         raise InputError(rest, f"no such model file or directory (from --model {spec})")
+
+
+def model_paths(model: object) -> list[Path]:
+    """The local files a model spec reads (``ngram-lm:PATH``, ``hf:`` a model directory): inputs
+    too, which no output may land over or inside; none for a Hub id, an endpoint or a built
+    provider.
+
+    >>> [p.name for p in model_paths("ngram-lm:lm/model.npz")], model_paths("openai:http://x/v1")
+    (['model.npz'], [])
+    """
+    if not isinstance(model, str):
+        return []
+    scheme, _, rest = model.partition(":")
+    if scheme == "ngram-lm" and rest:
+        return [Path(rest)]
+    if scheme == "hf" and rest and Path(rest).expanduser().is_dir():
+        return [Path(rest).expanduser()]
+    return []

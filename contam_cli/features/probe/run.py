@@ -13,7 +13,7 @@ from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.probe.assemble import build_report
 from contam_cli.features.probe.methods import DEFAULT_METHODS, Entry, Plan
-from contam_cli.features.probe.provider import open_provider
+from contam_cli.features.probe.provider import model_paths, open_provider
 from contam_cli.features.probe.sidecar import Identity, Sidecar, records_digest, sidecar_path
 from contam_cli.features.scan import load_eval
 from contam_cli.io.extract import TextSpec
@@ -74,6 +74,7 @@ def probe(
         raise ArgumentError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     opts = ScanOptions(eval_spec=eval_spec, include=tuple(include), exclude=tuple(exclude))
     sets, inputs, paths = _read_inputs(eval, controls, opts)
+    paths += model_paths(model)
     if output is not None:
         for target in (output, sidecar_path(output)):
             check_target(target, paths)
