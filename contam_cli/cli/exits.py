@@ -84,27 +84,55 @@ def handle_errors(debug: bool) -> Iterator[None]:
         yield
     except typer.Exit:
         raise
-    except ContamError as e:
-        if debug:
-            traceback.print_exc()
-        _say(f"contam: error: {e}")
-        raise typer.Exit(EXIT_ERROR) from None
-    except KeyboardInterrupt:
-        _say("contam: interrupted; no output was written")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    except Terminated:
-        _say("contam: terminated; no output was written")
-        raise typer.Exit(EXIT_TERMINATED) from None
-    except OSError as e:
-        if debug:
-            traceback.print_exc()
-        _say(f"contam: error: {_os_error(e)}")
-        raise typer.Exit(EXIT_ERROR) from None
+    except (KeyboardInterrupt, Terminated) as e:
+        _end_by(e)
     except Exception as e:  # noqa: BLE001 - a crash must still exit 2, never 0 or 1
         if debug:
             traceback.print_exc()
-        _say(f"contam: internal error: {type(e).__name__}: {e} (rerun with --debug)")
+        interrupt = _interrupt_behind(e)
+        if interrupt is not None:
+            _end_by(interrupt)
+        _say(_failure_line(e))
         raise typer.Exit(EXIT_ERROR) from None
+
+
+def _end_by(interrupt: BaseException) -> None:
+    """Ctrl-C is exit 130, SIGTERM 143, each with its one line."""
+    if isinstance(interrupt, Terminated):
+        _say("contam: terminated; no output was written")
+        raise typer.Exit(EXIT_TERMINATED) from None
+    _say("contam: interrupted; no output was written")
+    raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _interrupt_behind(e: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or :class:`Terminated` that `e` was raised from or while handling
+    (anywhere along its ``__cause__`` and ``__context__`` links), if any.
+
+    NOTE: a Ctrl-C landing where compiled code calls back into Python (numba's dispatcher
+    unpickling a constant, ``_numba_unpickle``) comes out as a SystemError "returned a result
+    with an exception set" whose context is the KeyboardInterrupt: that is the interrupt, not a
+    crash. A failure while cleaning up after an interrupt is the interrupt too.
+    """
+    seen: set[int] = set()
+    todo: list[BaseException] = [e]
+    while todo:
+        cur = todo.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, (KeyboardInterrupt, Terminated)):
+            return cur
+        todo.extend(x for x in (cur.__cause__, cur.__context__) if x is not None)
+    return None
+
+
+def _failure_line(e: Exception) -> str:
+    if isinstance(e, ContamError):
+        return f"contam: error: {e}"
+    if isinstance(e, OSError):
+        return f"contam: error: {_os_error(e)}"
+    return f"contam: internal error: {type(e).__name__}: {e} (rerun with --debug)"
 
 
 @contextmanager
