@@ -32,7 +32,9 @@ import numpy as np
 import orjson
 
 from contam_cli._version import __version__
+from contam_cli.detectors.providers import ngram_lm_file as model_file
 from contam_cli.detectors.providers.base import TextScores, provider_cache_dir
+from contam_cli.detectors.providers.ngram_lm_file import FORMAT, LEVEL_FIELDS, SPECIALS, VERSION
 from contam_cli.errors import ContamError, InputError, UsageError
 from contam_cli.io import atomic_writer, iter_corpus, iter_files, sha256_file
 from contam_cli.io.formats import StrPath
@@ -42,10 +44,7 @@ __all__ = ["NgramConfig", "NgramLM", "NgramLMProvider", "train"]
 
 Boundary = Literal["document", "line", "sentence"]
 UNK, BOS, EOS = 0, 1, 2
-SPECIALS = ("<unk>", "<s>", "</s>")
-FORMAT, VERSION = "contam-ngram-lm", 1
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n")
-_LEVEL_FIELDS = ("ctx_keys", "gamma", "m1", "m2", "keys", "prob")
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,31 +302,19 @@ class NgramLM:
             "moments": np.array([self.m1, self.m2]),
         }
         for k, level in enumerate(self.levels, start=2):
-            arrays.update({f"k{k}_{name}": getattr(level, name) for name in _LEVEL_FIELDS})
+            arrays.update({f"k{k}_{name}": getattr(level, name) for name in LEVEL_FIELDS})
         with atomic_writer(path) as fh:
             cast(Any, np.savez)(fh, **arrays)  # NOTE: numpy's stub mistypes **kwds
 
     @classmethod
     def load(cls, path: StrPath) -> NgramLM:
-        """Read a model written by :meth:`save`; InputError for anything else."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                header = orjson.loads(data["header"].tobytes())
-                if header.get("format") != FORMAT or header.get("version") != VERSION:
-                    raise InputError(path, f"not a {FORMAT} file of version {VERSION}")
-                arrays = {name: data[name] for name in data.files}
-        except (OSError, ValueError, KeyError, orjson.JSONDecodeError) as exc:
-            raise InputError(path, f"cannot read the n-gram LM file ({exc})") from None
-        norm = NormConfig(**header["norm"])
-        config = NgramConfig(header["order"], header["min_count"], header["boundary"], norm)
-        levels = [
-            _Level(*(arrays[f"k{k}_{name}"] for name in _LEVEL_FIELDS))
-            for k in range(2, config.order + 1)
-        ]
-        vocab = arrays["vocab"].tobytes().decode("utf-8").split("\n")
-        meta = {key: header[key] for key in ("tokens", "data_sha256")}
-        m1, m2 = arrays["moments"].tolist()
-        return cls(config, vocab, (arrays["p1"], m1, m2), levels, meta)
+        """Read a model written by :meth:`save`, checked whole; InputError for anything else."""
+        model = model_file.read(path)
+        h = model.header
+        config = NgramConfig(h["order"], h["min_count"], h["boundary"], NormConfig(**h["norm"]))
+        meta = {key: h[key] for key in ("tokens", "data_sha256")}
+        levels = [_Level(*arrays) for arrays in model.levels]
+        return cls(config, model.vocab, (model.p1, *model.moments), levels, meta)
 
 
 def train(texts: Iterable[str], config: NgramConfig = NgramConfig()) -> NgramLM:
