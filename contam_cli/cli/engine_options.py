@@ -7,6 +7,7 @@ executor the library call takes (None: the library's own local choice, as withou
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
@@ -18,6 +19,7 @@ import typer
 from contam_cli.engine.checkpoint import Checkpointed, config_key, task_key
 from contam_cli.engine.executor import Executor, LocalAuto
 from contam_cli.errors import UsageError
+from contam_cli.io.json_keys import check_unique_keys
 
 __all__ = [
     "CheckpointOpt",
@@ -149,7 +151,8 @@ def _runtime_env(text: str | None) -> dict[str, Any] | None:
         return None
     try:
         value = orjson.loads(text)
-    except orjson.JSONDecodeError as e:
+        check_unique_keys(text)
+    except json.JSONDecodeError as e:  # NOTE: orjson's too
         raise UsageError(f"--ray-runtime-env: not JSON: {e}") from None
     if not isinstance(value, dict):
         raise UsageError("--ray-runtime-env: expected a JSON object")

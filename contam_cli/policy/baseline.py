@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from contam_cli.errors import InputError, UsageError
+from contam_cli.io.json_keys import check_unique_keys
 from contam_cli.io.output import write_atomic
 from contam_cli.report import ExampleResult, ExampleTable, Report
 from contam_cli.text.fingerprint import same_fingerprints
@@ -328,7 +329,9 @@ def load_baseline(path: str | Path) -> Baseline:
     except OSError as e:
         raise InputError(path, f"cannot read the baseline ({e.strerror or e})") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+        check_unique_keys(text)
     except UnicodeDecodeError as e:
         raise InputError(path, f"not UTF-8 ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:

@@ -14,6 +14,7 @@ just the per-source mapping).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ import orjson
 
 from contam_cli._version import __version__
 from contam_cli.errors import UsageError
+from contam_cli.io.json_keys import check_unique_keys
 from contam_cli.io.output import write_atomic
 from contam_cli.policy.rules import SourceThreshold
 from contam_cli.text import NormConfig
@@ -122,11 +124,13 @@ class Thresholds(Mapping[str, SourceThreshold]):
 def load_thresholds(path: str | Path) -> Thresholds:
     """Read and validate a thresholds file; UsageError naming the file and the bad key."""
     try:
-        data = orjson.loads(Path(path).read_bytes())
+        raw = Path(path).read_bytes()
+        data = orjson.loads(raw)
+        check_unique_keys(raw.decode("utf-8"))
     except OSError as e:
         raise UsageError(f"{path}: cannot read thresholds ({e.strerror or e})") from None
-    except orjson.JSONDecodeError as e:
-        raise UsageError(f"{path}: invalid JSON ({e.msg})") from None
+    except json.JSONDecodeError as e:  # NOTE: orjson's too
+        raise UsageError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
     return parse_thresholds(data, str(path))
 
 
