@@ -46,6 +46,7 @@ FailOn = Literal["new", "any", "none"]
 """What fails the gate: new findings (not in the baseline), any finding, or nothing."""
 FAIL_ON: tuple[str, ...] = get_args(FailOn)
 _TOP = {"schema", "per_source", "normalization", "findings"}
+_NO_NORM = "no 'normalization' key, so its fingerprints cannot be checked (use --write-baseline)"
 _ENTRY = {"fingerprint", "id", "reasons", "source"}
 _REASON = {"detector", "rule", "source"}
 _HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -349,7 +350,9 @@ def parse_baseline(data: Any, path: str = "baseline") -> Baseline:
     per_source = data.get("per_source", False)
     if not isinstance(per_source, bool):
         raise InputError(path, "per_source must be true or false")
-    norm = data.get("normalization")
+    if "normalization" not in data:  # NOTE: fingerprints unchecked; --write-baseline records it
+        raise InputError(path, _NO_NORM)
+    norm = data["normalization"]
     if norm is not None and not isinstance(norm, dict):
         raise InputError(path, "normalization must be an object or null")
     items = data.get("findings")

@@ -104,7 +104,8 @@ def test_load_of_dump_is_the_same_baseline(tmp_path: Path) -> None:
 
 
 FP = "ab" * 16
-GOOD = {"schema": "contam.baseline/1", "findings": [], "per_source": False}
+GOOD = {"schema": "contam.baseline/1", "findings": [], "normalization": None, "per_source": False}
+NO_NORM = {k: v for k, v in GOOD.items() if k != "normalization"}
 BAD = [
     ("not json", b"{", "invalid JSON"),
     ("not utf-8", b"\xff\xfe", "not UTF-8"),
@@ -127,6 +128,8 @@ BAD = [
         "not per_source",
     ),
     ("per_source not bool", {**GOOD, "per_source": "yes"}, "per_source must be true or false"),
+    ("no normalization", NO_NORM, "no 'normalization' key, so its fingerprints cannot be checked"),
+    ("normalization a string", {**GOOD, "normalization": "NFKC"}, "normalization must be an"),
 ]  # fmt: skip
 
 
@@ -170,6 +173,21 @@ def test_a_baseline_of_the_token_rule_before_marks_and_format_characters_still_a
     )
     r = run("scan", BENCH, "-c", CORPUS, "--baseline", path)
     assert r.exit_code == 2 and "written with normalization" in r.stderr, r.output
+
+
+def test_a_baseline_without_its_normalization_is_refused_before_the_scan(tmp_path: Path) -> None:
+    # Every baseline --write-baseline writes records it; one without it (edited by hand) could
+    # not be checked against the scan's: a change of rule would make every finding look new.
+    path = write_baseline(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(ln for ln in lines if '"normalization"' not in ln), encoding="utf-8")
+    report = tmp_path / "r.json"
+    r = run("scan", BENCH, "-c", CORPUS, "--baseline", path, "--report", report)
+    assert r.exit_code == 2 and r.stdout == "" and not report.exists()
+    assert r.stderr == (
+        f"contam: error: {path}: no 'normalization' key, so its fingerprints cannot be checked "
+        "(use --write-baseline)\n"
+    )
 
 
 def test_a_baseline_of_another_normalization_is_refused_before_the_scan(tmp_path: Path) -> None:
