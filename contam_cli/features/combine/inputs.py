@@ -30,8 +30,9 @@ from contam_cli.report import Method, Report, report_from_dict
 __all__ = ["ScoreInput", "read_input", "read_rows"]
 
 _ID = TextSpec(id_field="id")
-#: CSV cells read as a null score (case-insensitive).
-NULLS = frozenset({"", "null", "none", "na", "nan"})
+#: CSV cells read as a null score (case-insensitive). NOTE: not "nan": a NaN (or an infinity),
+#: as a number or as text, is a score gone wrong, an error naming the line, never "not scored".
+NULLS = frozenset({"", "null", "none", "na"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,10 +158,14 @@ def _from_rows(path: str, kind: str, rows: Iterator[tuple[int, dict[str, Any]]])
 
 
 def score_value(value: object, key: str, path: str, line: int) -> float:
-    """A score read from a file: a finite number, or null (NaN); anything else an InputError.
+    """A score read from a file: a finite number, or null (NaN); anything else, NaN and the
+    infinities (as numbers or as text) too, an InputError.
 
     >>> score_value(2, "m", "s.jsonl", 1), score_value(None, "m", "s.jsonl", 1)
     (2.0, nan)
+    >>> score_value("NaN", "m", "s.csv", 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    contam_cli.errors.InputError: s.csv:3: score 'm' is nan, expected a finite number (null ...
     """
     if value is None:
         return math.nan
@@ -178,7 +183,12 @@ def score_value(value: object, key: str, path: str, line: int) -> float:
         kind = "a boolean" if isinstance(value, bool) else type(value).__name__
         raise InputError(path, f"score {key!r} is {kind}, expected a number or null", line)
     if not math.isfinite(value):
-        raise InputError(path, f"score {key!r} is {value}, expected a finite number", line)
+        raise InputError(
+            path,
+            f"score {key!r} is {value}, expected a finite number (null or an empty cell: not "
+            "scored)",
+            line,
+        )
     return float(value)
 
 
