@@ -16,8 +16,19 @@ import orjson
 
 from contam_cli.app.limits import Limits
 from contam_cli.errors import UsageError
+from contam_cli.io.formats import read
+from contam_cli.io.memory import open_bytes
+from contam_cli.io.output import split_compression
 
-__all__ = ["PASTE_FORMATS", "NamedBytes", "Upload", "corpus_inputs", "eval_input", "sniff"]
+__all__ = [
+    "PASTE_FORMATS",
+    "NamedBytes",
+    "Upload",
+    "corpus_inputs",
+    "eval_input",
+    "expanded_size",
+    "sniff",
+]
 
 #: The formats a pasted input can be read as (label -> name suffix; None: sniffed).
 PASTE_FORMATS: dict[str, str | None] = {
@@ -92,7 +103,9 @@ def eval_input(text: str, fmt: str, upload: Upload | None, limits: Limits) -> Na
         if text.strip():
             raise UsageError("eval: give the examples pasted or uploaded, not both")
         limits.check("eval", upload.size)
-        return NamedBytes(upload.name, upload.getvalue())
+        data = upload.getvalue()
+        limits.check("eval", expanded_size(upload.name, data, limits.max_eval_bytes))
+        return NamedBytes(upload.name, data)
     pasted = _pasted(text, "eval", fmt, limits)
     if pasted is None:
         raise UsageError("eval: paste some examples or upload a file")
@@ -110,4 +123,24 @@ def corpus_inputs(
     found = ([pasted] if pasted else []) + [NamedBytes(u.name, u.getvalue()) for u in uploads]
     if not found:
         raise UsageError("corpus: paste a document or upload files")
+    expanded = 0
+    for item in found:  # NOTE: the cap holds for what the scan reads, decompressed
+        expanded += expanded_size(item.name, item.data, limits.max_corpus_bytes - expanded)
+        limits.check("corpus", expanded)
     return tuple(found)
+
+
+def expanded_size(name: str, data: bytes, most: int) -> int:
+    """The bytes `data` holds once decompressed by `name`'s suffix, counted a block at a time
+    and no further than past `most`: a small upload can expand a thousandfold (a 42 KB gzip
+    of 12 MB), and the caps are there to keep one visitor from filling the container."""
+    if not split_compression(name)[1]:
+        return len(data)
+    total = 0
+    with open_bytes(data, name) as fh:
+        while total <= most:
+            block = read(fh, 1 << 20, name, None)
+            if not block:
+                break
+            total += len(block)
+    return total

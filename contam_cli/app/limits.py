@@ -1,8 +1,10 @@
 """The input caps and the time budget of ``contam app``, from its options or the environment.
 
 A hosted page is shared: one visitor's 2 GB corpus must not take the container down for
-everyone. The caps are checked on the server on byte lengths alone, before anything is parsed;
-the time budget stops a scan that runs over (see :mod:`contam_cli.app.run`).
+everyone. The caps are checked on the server on byte lengths alone, before anything is parsed
+(a compressed upload's on what it decompresses to, too:
+:func:`contam_cli.app.inputs.expanded_size`); the time budget stops a scan that runs over (see
+:mod:`contam_cli.app.run`).
 
 >>> Limits.from_env({"CONTAM_APP_MAX_SECONDS": "5"}).max_seconds
 5.0
@@ -113,10 +115,12 @@ class Limits:
         """A UsageError when `size` bytes of `what` (``eval`` or ``corpus``) is over its cap."""
         cap = self.max_eval_bytes if what == "eval" else self.max_corpus_bytes
         if size > cap:
+            given, most = human_size(size), human_size(cap)
+            if given == most:  # NOTE: 2,002 bytes against 2,000 would read "2.0 KB ... (2.0 KB)"
+                given, most = f"{size:,} bytes", f"{cap:,} bytes"
             raise UsageError(
-                f"{what}: {human_size(size)} is more than this server accepts "
-                f"({human_size(cap)}). For larger inputs run `contam scan` on your own "
-                "machine (no limits there)."
+                f"{what}: {given} is more than this server accepts ({most}). For larger "
+                "inputs run `contam scan` on your own machine (no limits there)."
             )
 
     def describe(self) -> str:

@@ -3,6 +3,7 @@ in a child process (its results, its errors, its time budget) and the server's s
 
 from __future__ import annotations
 
+import gzip
 import multiprocessing
 import os
 import time
@@ -16,7 +17,7 @@ from conftest import CD, ROOT, assert_valid_report
 
 from contam_cli import scan
 from contam_cli.app import launch, run
-from contam_cli.app.inputs import NamedBytes, corpus_inputs, eval_input, sniff
+from contam_cli.app.inputs import NamedBytes, corpus_inputs, eval_input, expanded_size, sniff
 from contam_cli.app.limits import MB, Limits
 from contam_cli.engine.executor import START_METHOD_ENV, start_method
 from contam_cli.errors import ArgumentError, InputError, UsageError
@@ -89,8 +90,9 @@ def test_inputs_are_named_by_their_format() -> None:
     assert eval_input("one\ntwo\n", "auto", None, limits).name == "pasted-eval.txt"
     assert eval_input("{}", "JSON (an array of records)", None, limits).name == "pasted-eval.json"
     assert sniff(b'  {\n  "data": []\n}') == ".json"
-    up = FakeUpload("set.jsonl.gz", b"\x1f\x8b")
-    assert eval_input("", "auto", up, limits) == NamedBytes("set.jsonl.gz", b"\x1f\x8b")
+    packed = gzip.compress(b'{"id": 1, "text": "a"}\n')
+    up = FakeUpload("set.jsonl.gz", packed)
+    assert eval_input("", "auto", up, limits) == NamedBytes("set.jsonl.gz", packed)
     with pytest.raises(UsageError, match="not both"):
         eval_input("x", "auto", up, limits)
     with pytest.raises(UsageError, match="paste some examples"):
@@ -99,6 +101,30 @@ def test_inputs_are_named_by_their_format() -> None:
         corpus_inputs("", "auto", [], limits)
     both = corpus_inputs("a doc", "auto", [FakeUpload("b.txt", b"b")], limits)
     assert [x.name for x in both] == ["pasted-corpus.txt", "b.txt"]
+
+
+def test_the_caps_hold_for_decompressed_bytes() -> None:
+    # A 42 KB gzip of 12 MB passed a 50 KB cap on its compressed size: the scan read 286 times
+    # the cap. The caps count what the scan reads, decompressed, and stop counting past them.
+    limits = Limits(max_eval_bytes=2_000, max_corpus_bytes=50_000)
+    big = b'{"text": "lorem ipsum lorem ipsum"}\n' * 20_000
+    bomb = FakeUpload("c.jsonl.gz", gzip.compress(big, 9))
+    assert bomb.size < 50_000
+    with pytest.raises(UsageError, match=r"^corpus: .* is more than this server accepts"):
+        corpus_inputs("", "auto", [bomb], limits)
+    small = FakeUpload("c.jsonl.gz", gzip.compress(big[:30_000]))
+    two = [small, FakeUpload("d.jsonl.gz", gzip.compress(big[:30_000]))]
+    assert [x.name for x in corpus_inputs("", "auto", [small], limits)] == ["c.jsonl.gz"]
+    with pytest.raises(UsageError, match="60,000 bytes|58.6 KB"):  # together over the cap
+        corpus_inputs("", "auto", two, limits)
+    with pytest.raises(UsageError, match=r"^eval: .* is more than this server accepts"):
+        eval_input("", "auto", FakeUpload("e.jsonl.gz", gzip.compress(big[:5_000])), limits)
+    assert expanded_size("c.jsonl.gz", bomb.getvalue(), 50_000) <= 50_000 + (1 << 20)
+
+
+def test_a_cap_message_never_reads_as_a_size_over_itself() -> None:
+    with pytest.raises(UsageError, match=r"2,002 bytes is more than this server accepts \(2,000"):
+        Limits(max_eval_bytes=2_000).check("eval", 2_002)
 
 
 # -- the scan ------------------------------------------------------------------------------------
