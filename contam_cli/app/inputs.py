@@ -66,7 +66,7 @@ def sniff(data: bytes) -> str:
     >>> sniff(b'{"id": 1, "text": "a"}\\n{"id": 2, "text": "b"}'), sniff(b"[1]"), sniff(b"hi")
     ('.jsonl', '.json', '.txt')
     """
-    body = data.lstrip()
+    body = data.removeprefix(b"\xef\xbb\xbf").lstrip()  # NOTE: the readers skip a BOM too
     if body.startswith(b"["):
         return ".json"
     if not body.startswith(b"{"):

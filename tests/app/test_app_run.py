@@ -90,6 +90,8 @@ def test_inputs_are_named_by_their_format() -> None:
     assert eval_input("one\ntwo\n", "auto", None, limits).name == "pasted-eval.txt"
     assert eval_input("{}", "JSON (an array of records)", None, limits).name == "pasted-eval.json"
     assert sniff(b'  {\n  "data": []\n}') == ".json"
+    assert sniff(b'\xef\xbb\xbf{"id": 1, "text": "a"}\n') == ".jsonl"  # was .txt: each line a text
+    assert sniff(b"\xef\xbb\xbf[1]") == ".json"
     packed = gzip.compress(b'{"id": 1, "text": "a"}\n')
     up = FakeUpload("set.jsonl.gz", packed)
     assert eval_input("", "auto", up, limits) == NamedBytes("set.jsonl.gz", packed)
