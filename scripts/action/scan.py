@@ -48,10 +48,15 @@ def lines(name: str) -> list[str]:
 
 
 def expand(pattern: str) -> list[str]:
-    """The files a glob names, sorted; the pattern itself when it has no magic or no match."""
+    """The paths a glob names, sorted, less those inside a directory it also names (contam
+    reads a directory whole: ``evals/**`` names ``evals``, ``evals/sub`` and every file, which
+    would be each file given twice); the pattern itself when it has no magic or no match."""
     if not any(ch in pattern for ch in "*?["):
         return [pattern]
-    return sorted(glob.glob(pattern, recursive=True)) or [pattern]
+    found = sorted(glob.glob(pattern, recursive=True))
+    dirs = {Path(p) for p in found if os.path.isdir(p)}
+    top = [p for p in found if not any(d in dirs for d in Path(p).parents)]
+    return top or [pattern]
 
 
 def flag(name: str) -> bool:

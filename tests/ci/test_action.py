@@ -81,6 +81,17 @@ def _baseline(ws: Path) -> Path:
     return path
 
 
+def test_a_glob_naming_a_directory_and_its_files_names_each_file_once(workspace: Path) -> None:
+    # "evals/**" matches evals, evals/sub and every file: each file was given twice (once in
+    # its directory), which contam refuses, so the natural glob failed the step.
+    evals = workspace / "evals" / "sub"
+    evals.mkdir(parents=True)
+    shutil.copy(workspace / BENCH, evals / "b.jsonl")
+    run = act(workspace, eval="evals/**", corpus=CORPUS)
+    assert run.exit_code == 1, run.log
+    assert run.outputs["flagged"] == "2"
+
+
 def test_a_baseline_holding_every_finding_passes_and_shows_them_accepted(workspace: Path) -> None:
     path = _baseline(workspace)
     run = act(workspace, eval=BENCH, corpus=CORPUS, baseline=path.name)
