@@ -317,6 +317,20 @@ def test_cut_span_splits_text_records_with_unique_ids(tmp_path: Path) -> None:
     )  # original separators kept
 
 
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_a_split_record_keeps_the_files_line_endings(tmp_path: Path, newline: bytes) -> None:
+    # The pieces of a cut record were joined by "\n" in a "\r\n" file: mixed endings.
+    corpus, out = _corpus(tmp_path), tmp_path / "out"
+    path = corpus / "a.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", newline))
+    clean_corpus(_eval(tmp_path), corpus, out)
+    written = (out / "a.jsonl").read_bytes()
+    ids = [json.loads(x)["id"] for x in written.splitlines() if x.strip()]
+    assert ids == ["d0#0", "d0#1", "d1#0", "d1#1", "d2#0", "d2#1", "d3"]
+    crlf = written.count(b"\r\n")
+    assert crlf == (written.count(b"\n") if newline == b"\r\n" else 0) and crlf != 1
+
+
 def test_chat_records_stay_valid_with_the_same_keys(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     result = clean_corpus(_eval(tmp_path), corpus, out)

@@ -298,6 +298,7 @@ def _clean_lines(
 ) -> bool:
     """A JSONL file, streamed: nothing is written until the first change, then the prefix is
     copied and every later record follows; an unchanged file is copied as it is."""
+    newline = _newline(src)
     with open_binary(src) as fh, ExitStack() as stack:
         cursor = _Cursor(fh)
         sink: _LineSink | None = None
@@ -310,7 +311,7 @@ def _clean_lines(
             for unit, edit in zip(batch, edits):
                 counts.add(unit, edit)
                 if sink is not None:
-                    sink.put(unit.gap, _line_bytes(unit, edit))
+                    sink.put(unit.gap, _line_bytes(unit, edit, newline))
         if sink is None:
             return _copy_file(src, dest)
         sink.put(cursor.rest(), b"")
@@ -320,11 +321,20 @@ def _clean_lines(
     return True
 
 
-def _line_bytes(unit: _Unit, edit: _Edit | None) -> bytes | None:
+def _line_bytes(unit: _Unit, edit: _Edit | None, newline: bytes) -> bytes | None:
     """What replaces a JSONL record: itself, its pieces one per line, or None (dropped)."""
     if edit is None:
         return unit.raw
-    return b"\n".join(edit.units) if edit.units else None
+    return newline.join(edit.units) if edit.units else None
+
+
+def _newline(src: Path | RemoteFile) -> bytes:
+    """How the lines of a JSONL file end, from its first: ``\\r\\n`` or ``\\n`` (a record cut
+    in pieces keeps the file's endings; its last piece takes the record's own)."""
+    with open_binary(src) as fh:
+        head = fh.read(1 << 20)
+    end = head.find(b"\n")
+    return b"\r\n" if end > 0 and head[end - 1 : end] == b"\r" else b"\n"
 
 
 def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
