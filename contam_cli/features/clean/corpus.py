@@ -37,6 +37,7 @@ from contam_cli.features.clean.layout import (
 from contam_cli.features.clean.rewrite import (
     _copy_prefix,
     _Cursor,
+    _line_ending,
     _LineSink,
     _read_all,
     _rebuild_array,
@@ -298,7 +299,7 @@ def _clean_lines(
 ) -> bool:
     """A JSONL file, streamed: nothing is written until the first change, then the prefix is
     copied and every later record follows; an unchanged file is copied as it is."""
-    newline = _newline(src)
+    newline = _line_ending(src)
     with open_binary(src) as fh, ExitStack() as stack:
         cursor = _Cursor(fh)
         sink: _LineSink | None = None
@@ -326,15 +327,6 @@ def _line_bytes(unit: _Unit, edit: _Edit | None, newline: bytes) -> bytes | None
     if edit is None:
         return unit.raw
     return newline.join(edit.units) if edit.units else None
-
-
-def _newline(src: Path | RemoteFile) -> bytes:
-    """How the lines of a JSONL file end, from its first: ``\\r\\n`` or ``\\n`` (a record cut
-    in pieces keeps the file's endings; its last piece takes the record's own)."""
-    with open_binary(src) as fh:
-        head = fh.read(1 << 20)
-    end = head.find(b"\n")
-    return b"\r\n" if end > 0 and head[end - 1 : end] == b"\r" else b"\n"
 
 
 def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:

@@ -8,6 +8,7 @@ from typing import IO, BinaryIO
 
 from contam_cli.io import open_binary
 from contam_cli.io.formats import StrPath as PathLike
+from contam_cli.io.formats import decompress_errors
 from contam_cli.io.remote import RemoteFile
 
 _BLOCK = 1 << 20
@@ -97,3 +98,15 @@ def _copy_prefix(src: Path | RemoteFile, size: int, out: IO[bytes]) -> None:
                 return
             out.write(block)
             size -= len(block)
+
+
+def _line_ending(src: Path | RemoteFile) -> bytes:
+    """How the lines of a JSONL file end, from its first: ``\\r\\n`` or ``\\n`` (a record cut
+    in pieces keeps the file's endings; its last piece takes the record's own)."""
+    try:
+        with open_binary(src) as fh:
+            head = fh.read(1 << 20)
+    except decompress_errors():  # NOTE: the reading that follows names the damage
+        return b"\n"
+    end = head.find(b"\n")
+    return b"\r\n" if end > 0 and head[end - 1 : end] == b"\r" else b"\n"
