@@ -37,7 +37,6 @@ from contam_cli.features.clean.layout import (
 from contam_cli.features.clean.rewrite import (
     _copy_prefix,
     _Cursor,
-    _line_ending,
     _LineSink,
     _read_all,
     _rebuild_array,
@@ -299,7 +298,6 @@ def _clean_lines(
 ) -> bool:
     """A JSONL file, streamed: nothing is written until the first change, then the prefix is
     copied and every later record follows; an unchanged file is copied as it is."""
-    newline = _line_ending(src)
     with open_binary(src) as fh, ExitStack() as stack:
         cursor = _Cursor(fh)
         sink: _LineSink | None = None
@@ -312,7 +310,7 @@ def _clean_lines(
             for unit, edit in zip(batch, edits):
                 counts.add(unit, edit)
                 if sink is not None:
-                    sink.put(unit.gap, _line_bytes(unit, edit, newline))
+                    sink.put(unit.gap, _line_bytes(unit, edit))
         if sink is None:
             return _copy_file(src, dest)
         sink.put(cursor.rest(), b"")
@@ -322,11 +320,12 @@ def _clean_lines(
     return True
 
 
-def _line_bytes(unit: _Unit, edit: _Edit | None, newline: bytes) -> bytes | None:
-    """What replaces a JSONL record: itself, its pieces one per line, or None (dropped)."""
+def _line_bytes(unit: _Unit, edit: _Edit | None) -> bytes | None:
+    """What replaces a JSONL record: itself, its pieces one per line (ended as its own line
+    is), or None (dropped)."""
     if edit is None:
         return unit.raw
-    return newline.join(edit.units) if edit.units else None
+    return unit.newline.join(edit.units) if edit.units else None
 
 
 def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
@@ -334,8 +333,9 @@ def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iter
         assert rec.locator.span is not None
         a, b = rec.locator.span
         start = cursor.pos
-        gap = cursor.read_to(a)
-        yield _Unit(rec, start, gap, cursor.read_to(b))
+        gap, raw = cursor.read_to(a), cursor.read_to(b)
+        newline = b"\r\n" if cursor.peek(2) == b"\r\n" else b"\n"
+        yield _Unit(rec, start, gap, raw, newline)
 
 
 def _clean_whole(

@@ -29,6 +29,8 @@ class _Unit:
     """Offset where the bytes before the record (its gap) begin."""
     gap: bytes
     raw: bytes
+    newline: bytes = b"\n"
+    """How the record's line ends (line formats): its pieces, if it is cut, end so too."""
 
 
 @dataclass

@@ -20,9 +20,12 @@ class _Cursor:
     def __init__(self, fh: BinaryIO) -> None:
         self.fh = fh
         self.pos = 0
+        self._ahead = b""  # NOTE: bytes peeked at, not yet read: they start at pos
 
     def read_to(self, end: int) -> bytes:
-        parts = []
+        parts = [self._ahead[: max(end - self.pos, 0)]]
+        self._ahead = self._ahead[len(parts[0]) :]
+        self.pos += len(parts[0])
         while self.pos < end:
             block = self.fh.read(end - self.pos)
             if not block:
@@ -31,8 +34,21 @@ class _Cursor:
             self.pos += len(block)
         return b"".join(parts)
 
+    def peek(self, n: int) -> bytes:
+        """The next `n` bytes (fewer at the end), left to be read. A damaged stream gives what
+        came before the damage: the reading that follows names it."""
+        try:
+            while len(self._ahead) < n:
+                block = self.fh.read(n - len(self._ahead))
+                if not block:
+                    break
+                self._ahead += block
+        except decompress_errors():
+            pass
+        return self._ahead[:n]
+
     def rest(self) -> bytes:
-        data = self.fh.read()
+        data, self._ahead = self._ahead + self.fh.read(), b""
         self.pos += len(data)
         return data
 
@@ -98,15 +114,3 @@ def _copy_prefix(src: Path | RemoteFile, size: int, out: IO[bytes]) -> None:
                 return
             out.write(block)
             size -= len(block)
-
-
-def _line_ending(src: Path | RemoteFile) -> bytes:
-    """How the lines of a JSONL file end, from its first: ``\\r\\n`` or ``\\n`` (a record cut
-    in pieces keeps the file's endings; its last piece takes the record's own)."""
-    try:
-        with open_binary(src) as fh:
-            head = fh.read(1 << 20)
-    except decompress_errors():  # NOTE: the reading that follows names the damage
-        return b"\n"
-    end = head.find(b"\n")
-    return b"\r\n" if end > 0 and head[end - 1 : end] == b"\r" else b"\n"
