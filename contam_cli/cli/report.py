@@ -110,7 +110,7 @@ def report_command(
     (95% bootstrap interval), precision at prevalence and the review queue.
 
     Exit code 0: nothing flagged by the combined rule; 1: something flagged; 2: usage or input
-    error.
+    error, or no example scored (every score null).
     """
     with c.handle_errors(debug):
         read = [*inputs, *c.option_files(labels)]
