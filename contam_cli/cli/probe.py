@@ -182,7 +182,7 @@ def probe_command(
 
     The scores are membership signals, meaningful relative to each other and to --controls;
     the probe flags nothing (threshold its scores with contam report). Exit code 0: scored;
-    2: usage, input or model error.
+    2: usage, input or model error, or no example scored (the report, written, says why).
     """
     with c.handle_errors(debug):
         options = provider_options(
@@ -212,6 +212,10 @@ def probe_command(
                 redact=redact,
             )
         c.print_warnings(report)
+        # NOTE: a probe with no score is no evidence either way; its report is written (it
+        # names each example and why), but a pipeline must not go on as if it had scores.
+        said = f"{output} lists them; " if output is not None else ""
+        c.require_scored(report, f"{said}check --field and --roles")
         rows = limit or len(report.examples)
         if fmt is OutputFormat.json:
             for piece in iter_json(report):

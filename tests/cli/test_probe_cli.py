@@ -106,6 +106,25 @@ def test_train_lm_then_probe_table_and_json(files: dict[str, Path], tmp_path: Pa
     assert doc["examples"][4]["scores"]["guided_f1"] is None
 
 
+def test_nothing_scored_is_an_error_and_the_report_says_why(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """A probe that scored no example checked nothing: exit 2, never the 0 of a scored run;
+    the report is written all the same, naming each example as unscorable."""
+    assert run("probe", "train-lm", str(files["train"]), "-o", str(files["lm"])).exit_code == 0
+    bare = tmp_path / "bare.jsonl"
+    bare.write_bytes(b'{"id": "a", "text": "?!"}\n{"id": "b", "text": "  "}\n')
+    out = tmp_path / "bare.json"
+    spec = f"ngram-lm:{files['lm']}"
+    result = run("probe", "run", str(bare), "--model", spec, "-o", str(out))
+    _one_line_error(result, "bare.jsonl", "no eval example could be scored", "bare.json lists")
+    assert result.stdout == ""
+    doc = orjson.loads(out.read_bytes())
+    assert [e["id"] for e in doc["examples"]] == ["a", "b"]
+    assert doc["summary"]["unscorable"] == 2
+    _one_line_error(run("probe", str(bare), "--model", spec), "check --field and --roles")
+
+
 def test_help_lists_train_lm_and_the_default_command() -> None:
     result = run("probe", "--help")
     assert result.exit_code == 0 and "train-lm" in result.stdout and "run" in result.stdout
