@@ -80,6 +80,14 @@ MethodNameOpt = Annotated[
         show_default=False,
     ),
 ]
+CombinedOnlyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--combined-only",
+        help="Flag on the combined rule alone (default: an example an input report flagged, "
+        "by that report's own rules, is flagged too).",
+    ),
+]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to write.")]
 BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of each AUC interval.")
@@ -97,6 +105,7 @@ def report_command(
     documents: DocumentsOpt = None,
     top: TopOpt = 20,
     method_name: MethodNameOpt = None,
+    combined_only: CombinedOnlyOpt = False,
     fmt: FormatOpt = OutputFormat.table,
     output: c.StdoutFileOpt = None,
     report: c.ReportOpt = None,
@@ -106,11 +115,12 @@ def report_command(
     no_fail: c.NoFailOpt = False,
     debug: c.DebugOpt = False,
 ) -> None:
-    """Combine detectors: z-score each method, flag on their weighted mean; with labels, AUC
-    (95% bootstrap interval), precision at prevalence and the review queue.
+    """Combine detectors: z-score each method, flag on their weighted mean (and, unless
+    --combined-only, what an input report's own rules flagged); with labels, AUC (95% bootstrap
+    interval), precision at prevalence and the review queue.
 
-    Exit code 0: nothing flagged by the combined rule; 1: something flagged; 2: usage or input
-    error, or no example scored (every score null).
+    Exit code 0: nothing flagged; 1: something flagged; 2: usage or input error, or no example
+    scored (every score null).
     """
     with c.handle_errors(debug):
         read = [*inputs, *c.option_files(labels)]
@@ -127,6 +137,7 @@ def report_command(
             bootstrap=bootstrap,
             seed=seed,
             redact=redact,
+            input_rules=not combined_only,
         )
         c.print_warnings(result)
         c.require_scored(result, "every score in the inputs is null or missing", inputs)

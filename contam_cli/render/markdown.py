@@ -127,10 +127,15 @@ def _head(report: Report) -> list[str]:
     combination = report.stats.get("combination")
     if isinstance(combination, Mapping):
         weights = "by AUC" if combination.get("weight_by_auc") else "equal"
+        inputs = (
+            ", or an input report's own rules (their reasons are the example's)"
+            if combination.get("input_rules")
+            else ""
+        )
         lines += [
             "",
             f"Flag rule: combined z-score >= {combination.get('threshold')} "
-            f"(weighted mean of the methods' z-scores; weights {weights}).",
+            f"(weighted mean of the methods' z-scores; weights {weights}){inputs}.",
         ]
     baseline = report.stats.get("baseline")
     if isinstance(baseline, Mapping):
@@ -182,7 +187,8 @@ def _examples(report: Report, top: int, budget: int) -> list[str]:
     names = _score_names(report)
     integer = {m.name for m in report.methods if m.integer}
     shown = report.take(ranked[:top])
-    combined = report.command == "report"
+    # NOTE: the inputs' reasons get their own column where they are not the example's own.
+    combined = report.command == "report" and not report.config.get("input_rules", False)
     evidence = report.examples.ngram is not None
     text = not report.redact and any(_leaked_text(e) for e in shown)
     header = ["#", "id", *(cell(_SHORT.get(n, n), 40) for n in names), "reasons"]

@@ -53,17 +53,33 @@ def test_flags_exit_1_and_no_fail(scan_json: str) -> None:
     assert no_fail.exit_code == 0, no_fail.output
 
 
-def test_default_threshold_flags_nothing_and_warns(scan_json: str) -> None:
-    result = run(scan_json, SCORES, *FLAGS)
+def test_what_the_scan_flagged_stays_flagged(scan_json: str) -> None:
+    # At the default threshold the combined z-scores flag nothing; the scan's verbatim leaks
+    # (overlap 1.0) are findings all the same: a gate passed them with exit 0 before.
+    result = run(scan_json, SCORES, *FLAGS, "--format", "json")
+    assert result.exit_code == 1, result.output
+    doc = assert_valid_report(result.stdout)
+    flagged = {e["id"]: [r["rule"] for r in e["reasons"]] for e in doc["examples"] if e["flagged"]}
+    assert flagged == {"q1": ["min-overlap"], "q2": ["min-overlap"]}
+    assert doc["config"]["input_rules"] is True
+    assert not any("not flagged by the combined rule" in w for w in doc["warnings"])
+    both = run(scan_json, SCORES, *FLAGS, "--threshold", "1", "--format", "json")
+    reasons = [[r["rule"] for r in e["reasons"]] for e in json.loads(both.stdout)["examples"]]
+    assert reasons[:2] == [["combined-zscore", "min-overlap"]] * 2
+
+
+def test_combined_only_flags_on_the_combined_rule_and_warns(scan_json: str) -> None:
+    result = run(scan_json, SCORES, *FLAGS, "--combined-only")
     assert result.exit_code == 0, result.output
     assert "0 flagged" in result.stdout
     assert "its own rules flagged are not flagged by the combined rule: q1, q2" in result.stderr
+    assert "without --combined-only, they are flagged" in result.stderr
 
 
 def test_json_validates_and_holds_the_combination(scan_json: str) -> None:
     args = (scan_json, SCORES, "--labels", LABELS, *FLAGS, "--prevalence", "0.01")
     result = run(*args, "--format", "json", "--documents", "10000")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     doc = assert_valid_report(result.stdout)
     combination = doc["summary"]["combination"]
     assert combination["methods"]["perplexity"]["direction"] == "lower"
@@ -92,7 +108,7 @@ def test_redact_in_every_format(scan_json: str, fmt: str, tmp_path: Path) -> Non
 def test_output_file_and_report_atomic_never_over_an_input(scan_json: str, tmp_path: Path) -> None:
     out, rep = tmp_path / "summary.md", tmp_path / "combined.json"
     result = run(scan_json, SCORES, *FLAGS, "-f", "markdown", "-o", str(out), "--report", str(rep))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert result.stdout == ""
     assert out.read_text(encoding="utf-8").startswith("# contam report: ")
     assert_valid_report(rep.read_bytes())
@@ -142,7 +158,7 @@ def test_usage_errors_exit_2(scan_json: str) -> None:
         "-f",
         "json",
     )
-    assert renamed.exit_code == 0, renamed.output
+    assert renamed.exit_code == 1, renamed.output
     assert "run_2" in json.loads(renamed.stdout)["examples"][0]["scores"]
     assert run(scan_json, "--direction", "longest_run=up").exit_code == 2
     assert run(scan_json, SCORES, "--format", "xml").exit_code == 2

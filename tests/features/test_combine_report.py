@@ -227,19 +227,42 @@ def test_join_with_missing_ids_is_null_never_zero(tmp_path: Path, scan_report: R
     assert by_id["q1"].fingerprint == scan_report.examples[0].fingerprint
 
 
-def test_input_reasons_kept_but_only_the_combined_rule_flags(
+def test_what_an_input_flagged_stays_flagged_with_its_reasons(
     tmp_path: Path, scan_report: Report
 ) -> None:
     scores = write_scores(
         tmp_path / "s.jsonl", {"m": [1, 1, 0, 0, 0]}, ["q1", "q2", "q3", "q4", "q5"]
     )
     report = build_report([scan_report, scores])
-    assert not report.contaminated  # z of 2 leaks among 5 is 1.22 < 2
+    # NOTE: z of 2 leaks among 5 is 1.22 < 2: the combined rule alone would pass them.
+    assert [e.id for e in report.flagged] == ["q1", "q2"]
+    assert [[r.rule for r in e.reasons] for e in report.flagged] == [["min-overlap"]] * 2
+    assert report.examples[0].reasons == scan_report.examples[0].reasons
+    assert report.config["input_rules"] is True and not report.warnings
     q1 = report.examples[0]
     assert [r["rule"] for r in q1.details["combined"]["input_reasons"]] == ["min-overlap"]
     assert q1.details["combined"]["input_reasons"][0]["input"] == "<input 1>"
-    assert any("q1, q2" in w and "not flagged by the combined rule" in w for w in report.warnings)
     low = build_report([scan_report, scores], threshold=1.0)
+    assert [[r.rule for r in e.reasons] for e in low.flagged] == [
+        ["combined-zscore", "min-overlap"]
+    ] * 2
+    # The combined rule's own figures do not move with the inputs' flags.
+    assert (
+        report.stats["combination"]["methods"]
+        == build_report([scan_report, scores], input_rules=False).stats["combination"]["methods"]
+    )
+
+
+def test_combined_only_flags_on_the_combined_rule_and_names_what_it_drops(
+    tmp_path: Path, scan_report: Report
+) -> None:
+    scores = write_scores(
+        tmp_path / "s.jsonl", {"m": [1, 1, 0, 0, 0]}, ["q1", "q2", "q3", "q4", "q5"]
+    )
+    report = build_report([scan_report, scores], input_rules=False)
+    assert not report.contaminated and report.config["input_rules"] is False
+    assert any("q1, q2" in w and "not flagged by the combined rule" in w for w in report.warnings)
+    low = build_report([scan_report, scores], threshold=1.0, input_rules=False)
     assert [e.id for e in low.flagged] == ["q1", "q2"]
     assert {r.rule for e in low.flagged for r in e.reasons} == {"combined-zscore"}
 
@@ -464,6 +487,7 @@ def test_round_trip_schema_and_determinism(tmp_path: Path, scan_report: Report) 
     assert set(doc["summary"]["combination"]) == {
         "threshold",
         "weight_by_auc",
+        "input_rules",
         "inputs",
         "methods",
         "labels",

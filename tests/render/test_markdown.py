@@ -146,7 +146,11 @@ def test_combined_markdown_tables(in_root: Path) -> None:
     text = render_markdown(combined_report())
     assert "| combined | combined | higher | – | 5 | 0 | 1.000 | 1.000 to 1.000 |" in text
     assert "| combined | 1 | 0 | 1 | 100.0 | 100.0 | 0.0 | 0.0 |" in text
-    assert "overlap 1.000 >= 0.5 (<input 1>)".replace("<", "&lt;") in text
+    assert "| combined-zscore 1.28 >= 1; overlap 1.000 >= 0.5 |" in text
+    assert "or an input report's own rules" in text and "input reasons" not in text
+    alone = render_markdown(combined_report(input_rules=False))
+    assert "| combined-zscore 1.28 >= 1 | overlap 1.000 >= 0.5 (&lt;input 1>) |" in alone
+    assert "or an input report's own rules" not in alone
     for block in table_blocks(text):
         assert len({unescaped_pipes(line) for line in block}) == 1, block
 

@@ -1,10 +1,12 @@
 """build_report(): several detectors' scores joined, combined, measured against labels.
 
-The combined report flags on one rule only, ``combined-zscore`` (the combined score at or above
-the threshold), so that its exit code, its recall and its precision at prevalence all describe
-the same rule. The inputs' own reasons (a scan's ``min-run``...) are kept, per example, in
-``details.combined.input_reasons``, and a warning names the examples an input flagged that the
-combined rule does not.
+An example is flagged when the combined score is at or above the threshold
+(``combined-zscore``), or when an input report's own rules flagged it (a scan's ``min-run``,
+``min-overlap``...: their reasons are the example's too): a verbatim leak a scan found stays a
+finding, whatever the other methods' z-scores say. With ``input_rules=False`` the combined rule
+alone flags, and a warning names the examples an input flagged that it does not. The recall,
+AUC and precision at prevalence of the ``combined`` row describe the combined rule either way.
+The inputs' reasons are also kept, per example, in ``details.combined.input_reasons``.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def build_report(
     bootstrap: int = 1000,
     seed: int = 0,
     redact: bool = False,
+    input_rules: bool = True,
 ) -> Report:
     """The combined report of `inputs` (reports, or JSONL/CSV files of ``{"id", method: score}``).
 
@@ -73,7 +76,8 @@ def build_report(
     ``higher``/``lower`` overrides. `method_names`: renames (``INPUT:OLD=NEW``). Examples are
     flagged when the combined score >= `threshold`. `prevalence` (and `documents`, by default the
     number of examples): each rule's expected precision and review queue. `redact`: no eval or
-    corpus text in the report (as when any input report was redacted).
+    corpus text in the report (as when any input report was redacted). `input_rules`: an
+    example an input report flagged is flagged too (False: the combined rule alone flags).
     """
     deployment = _check(inputs, labels, weight_by_auc, threshold, prevalence, documents, bootstrap)
     read = [read_input(value, k) for k, value in enumerate(inputs, 1)]
@@ -105,12 +109,19 @@ def build_report(
         int(e): [Reason("combined-zscore", float(measured.combined[e]), threshold, None, COMBINED)]
         for e in np.flatnonzero(measured.flagged)
     }
+    if input_rules:
+        for k, inp in enumerate(read):
+            if inp.report is not None:
+                at = joined.at[k]
+                for j, rs in sorted(inp.report.examples.reasons.items()):
+                    reasons.setdefault(int(at[j]), []).extend(rs)
     all_scores = {COMBINED: measured.combined, **scores}
     details = example_details(read, joined, label_of)
     table = table_for(read, joined, all_methods, all_scores, reasons, details, redact=redact)
     stats = {
         "threshold": threshold,
         "weight_by_auc": weight_by_auc,
+        "input_rules": input_rules,
         "inputs": input_stats(read, methods, joined),
         "methods": method_stats(all_methods, methods, joined, table, measured),
         "labels": label_stats,
@@ -118,6 +129,7 @@ def build_report(
     }
     config = {
         "rule": "combined-zscore",
+        "input_rules": input_rules,
         "threshold": threshold,
         "weight_by_auc": weight_by_auc,
         "bootstrap": bootstrap,
@@ -125,7 +137,8 @@ def build_report(
         "directions": dict(directions or {}),
         "method_names": [str(r) for r in renames],
     }
-    warnings = report_warnings(read, joined, measured.flagged, scores, label_stats, weight_by_auc)
+    flagged = table.flagged if input_rules else measured.flagged
+    warnings = report_warnings(read, joined, flagged, scores, label_stats, weight_by_auc)
     return Report(
         examples=table,
         config=config,

@@ -113,7 +113,8 @@ def report_warnings(
         if lost:
             out.append(
                 f"{inp.path}: {len(lost)} example(s) its own rules flagged are not flagged by the "
-                f"combined rule: {_ids(lost)} (their reasons are in details.combined.input_reasons)"
+                f"combined rule: {_ids(lost)} (their reasons are in "
+                "details.combined.input_reasons; without --combined-only, they are flagged)"
             )
     for name, values in scores.items():
         if int((~np.isnan(values)).sum()) < 2:
