@@ -132,6 +132,24 @@ def test_ray_gives_the_local_report_on_many_shards_planned_in_the_driver(
     assert tree(tmp_path / "a") == tree(tmp_path / "b")
 
 
+def test_ray_ranged_evidence_is_the_whole_read_evidence(
+    cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # NOTE: a range read by a worker knows neither the lines nor the records before it; the
+    # evidence's line, record ordinal and doc_id are still those of the file read whole.
+    evals, files = make_corpus(tmp_path)
+    whole = scan(evals, files, n=5, executor=InProcess())
+    monkeypatch.setattr(shards, "SHARD_BYTES", 4000)
+    monkeypatch.setattr(shards, "MIN_SHARD_BYTES", 4000)
+    plan = shards.plan_shards(0, shards.Source("corpus", tuple(files)))
+    assert sum(1 for sh in plan for item in sh.items if item[2] is not None) >= 6
+    ranged = scan(evals, files, n=5, executor=RayExecutor())
+    assert ranged.to_dict()["examples"] == whole.to_dict()["examples"]
+    found = [e.evidence for e in ranged.examples if e.evidence is not None]
+    assert found and all(ev.record is not None for ev in found)
+    assert {ev.doc_id for ev in found} == {str(ev.line) for ev in found}
+
+
 def _sleep_and_echo(context: str, seconds: float) -> tuple[str, float]:
     time.sleep(seconds)
     return context, seconds
