@@ -13,7 +13,7 @@ from contam_cli.cli import common as c
 from contam_cli.cli import engine_options as eo
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
 from contam_cli.engine.options import ScanOptions
-from contam_cli.features.scan import resolve_sources
+from contam_cli.features.scan import check_input_roles, resolve_sources
 
 index_app = typer.Typer(
     help="Build a persisted corpus index, to check eval sets in time proportional to their size.",
@@ -90,6 +90,7 @@ def build_command(
             inputs=c.local_paths(given),
         )
         sources = resolve_sources(given, opts)
+        check_input_roles(None, [p for s in sources for p in s.paths], opts)
         total = sum(p.stat().st_size for s in sources for p in s.paths)
         with c.progress_bar(progress, total, "indexing corpus") as tick:
             header = build_corpus_index(

@@ -43,7 +43,7 @@ from contam_cli.engine.fuzzy.shared import WithFuzzy
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.eval_side import load_eval
-from contam_cli.features.scan import CorpusScan, resolve_sources, scan_corpus
+from contam_cli.features.scan import CorpusScan, check_input_roles, resolve_sources, scan_corpus
 from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify, name_paths
 from contam_cli.io.model import Record
@@ -90,6 +90,7 @@ def calibrate(
     _check_arguments(percentile, min_run, common_k, common_out)
     records, _ = load_eval(controls, opts, what="controls")
     found = resolve_sources(sources, opts)
+    check_input_roles(controls, [p for s in found for p in s.paths], opts)
     given = _given_paths(controls, sources)
     if output is not None and common_out is not None:
         if Path(output).resolve() == Path(common_out).resolve():

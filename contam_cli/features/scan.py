@@ -48,6 +48,7 @@ __all__ = [
     "CorpusScan",
     "ScanOptions",
     "Source",
+    "check_input_roles",
     "index_eval",
     "load_eval",
     "resolve_sources",
@@ -97,7 +98,7 @@ def scan(
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
-    _check_roles(eval, [p for s in sources for p in s.paths], opts)
+    check_input_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     acc, used, fuzzy_index = done.acc, done.opts, done.fuzzy_index
     corpus_inputs = describe_sources(
@@ -218,13 +219,16 @@ def _check_fuzzy_thresholds(policy: FlagPolicy, opts: ScanOptions) -> None:
         check(opts.describe()["fuzzy"])
 
 
-def _check_roles(eval: Any, corpus_files: list[Path | RemoteFile], opts: ScanOptions) -> None:
-    """``--roles`` must name roles the inputs' chat turns have (eval and corpus together)."""
+def check_input_roles(
+    eval: Any, corpus_files: Sequence[Path | RemoteFile], opts: ScanOptions
+) -> None:
+    """``--roles`` must name roles the inputs' chat turns have (eval and corpus together; `eval`
+    None: a corpus alone, as an index build reads it)."""
     roles = tuple(dict.fromkeys((*(opts.eval_spec.roles or ()), *(opts.corpus_spec.roles or ()))))
     if not roles:
         return
-    given = classify(eval, what="eval")
-    eval_files = [f for p in given.paths for f in iter_files(p, opts.include, opts.exclude)]
+    paths = classify(eval, what="eval").paths if eval is not None else ()
+    eval_files = [f for p in paths for f in iter_files(p, opts.include, opts.exclude)]
     # NOTE: check_roles reads a RemoteFile as it reads a path (detect_format, open_binary).
     check_roles(cast("list[Path]", [*eval_files, *corpus_files]), roles, "inputs")
 
@@ -259,7 +263,7 @@ def _scan_index(
     header.check(opts.n, opts.norm, index)
     corpus_spec = header.corpus_spec(opts.corpus_spec, index)
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
-    _check_roles(eval, [], opts)
+    check_input_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
     opts = replace(opts, accel=chosen(opts.accel, eval_files_bytes(eval, opts)))
     tk = Tokenizer(opts.norm, accel=opts.accel)

@@ -13,23 +13,24 @@ from contam_cli.io.model import Locator, Record
 if TYPE_CHECKING:
     from contam_cli.io.source import FileSource
 
-__all__ = ["arrow_records", "parquet_records"]
+__all__ = ["arrow_records", "arrow_rows", "parquet_records", "parquet_rows"]
 
 
 def parquet_records(src: FileSource) -> Iterator[Record]:
+    for index, row in enumerate(parquet_rows(src)):
+        yield src.make(row, (src.path, None), str(index), Locator(src.path, None, index, None))
+
+
+def parquet_rows(src: FileSource) -> Iterator[Any]:
+    """The rows of a Parquet file as parsed records (dicts), batch by batch."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise MissingExtraError("pyarrow", "parquet", str(src.path)) from None
     try:
         with _opened(src) as source:
-            batches = pq.ParquetFile(source).iter_batches(batch_size=4096)
-            index = 0
-            for batch in batches:
-                for row in batch.to_pylist():
-                    where = (src.path, None)
-                    yield src.make(row, where, str(index), Locator(src.path, None, index, None))
-                    index += 1
+            for batch in pq.ParquetFile(source).iter_batches(batch_size=4096):
+                yield from batch.to_pylist()
     except (OSError, ValueError) as exc:  # NOTE: pyarrow's ArrowInvalid is a ValueError.
         raise InputError(src.path, f"cannot read parquet: {exc}") from None
 
@@ -47,6 +48,12 @@ def _opened(src: FileSource) -> Iterator[Any]:
 
 def arrow_records(src: FileSource) -> Iterator[Record]:
     """Rows of an Arrow IPC file (stream or file format), as `Dataset.save_to_disk` writes them."""
+    for index, row in enumerate(arrow_rows(src)):
+        yield src.make(row, (src.path, None), str(index), Locator(src.path, None, index, None))
+
+
+def arrow_rows(src: FileSource) -> Iterator[Any]:
+    """The rows of an Arrow IPC file as parsed records (dicts), batch by batch."""
     try:
         import pyarrow as pa
     except ImportError:
@@ -63,13 +70,8 @@ def arrow_records(src: FileSource) -> Iterator[Record]:
                 )
             else:
                 batches = iter(reader)
-            index = 0
             for batch in batches:
-                for row in batch.to_pylist():
-                    yield src.make(
-                        row, (src.path, None), str(index), Locator(src.path, None, index, None)
-                    )
-                    index += 1
+                yield from batch.to_pylist()
     except (OSError, ValueError) as exc:  # NOTE: pyarrow's ArrowInvalid is a ValueError.
         raise InputError(src.path, f"cannot read Arrow file: {exc}") from None
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import CD, DECONTAM, ROOT, assert_valid_report
 from typer.testing import CliRunner
 
@@ -73,6 +74,30 @@ def test_unknown_roles_are_an_error_listing_the_roles_present() -> None:
         "scan", str(DECONTAM / "eval.jsonl"), "-c", train, "-n", 8, "--roles", "user,assistant"
     )
     assert ok.exit_code == 1, ok.output
+
+
+def test_unknown_roles_are_an_error_in_every_command_and_format(tmp_path: Path) -> None:
+    # NOTE: index build, calibrate and clean --target corpus did not check --roles (an index of
+    # empty documents, then `scan --index` said clean), nor did any command look in Parquet.
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    ev = str(DECONTAM / "eval.jsonl")
+    leak = json.loads((DECONTAM / "eval.jsonl").read_text(encoding="utf-8").splitlines()[2])
+    chat = tmp_path / "corpus" / "chat.parquet"
+    chat.parent.mkdir()
+    pq.write_table(pa.table({"messages": [[{"role": "User", "content": leak["text"]}]]}), chat)
+    train = str(chat.parent)
+    for args in (
+        ("scan", ev, "-c", train),
+        ("index", "build", "-c", train, "-o", tmp_path / "idx"),
+        ("calibrate", "-s", f"web={train}", "--controls", ev, "-o", tmp_path / "t.json"),
+        ("clean", ev, "-c", train, "--target", "corpus", "-o", tmp_path / "clean"),
+    ):
+        r = run(*args, "-n", 8, "--roles", "user")
+        assert r.exit_code == 2, (args, r.output)
+        assert "role user (roles present: User)" in r.stderr, (args, r.stderr)
+    assert sorted(os.listdir(tmp_path)) == ["corpus"]
+    assert run("scan", ev, "-c", train, "-n", 8, "--roles", "User").exit_code == 1
 
 
 def test_a_closed_stdout_ends_quietly_with_the_verdict(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ from contam_cli.features.clean.rewrite import (
     _read_all,
     _rebuild_array,
 )
-from contam_cli.features.scan import ProgressFn, index_eval
+from contam_cli.features.scan import ProgressFn, check_input_roles, index_eval
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
 from contam_cli.io.formats import open_raw
@@ -167,6 +167,7 @@ def clean_corpus(
     rule = CutRule(mode, window, min_piece, max_splits)
     sources = _corpus_groups(corpus)
     layout = _layout(sources, opts)
+    check_input_roles(eval, [f for f, _ in layout], opts)
     inputs = [*_eval_paths(eval), *_local_inputs(sources), *opts.ignore_from, *map(Path, read)]
     outdir = Path(output)
     manifest_path = Path(manifest) if manifest is not None else outdir / MANIFEST_NAME
