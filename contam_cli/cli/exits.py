@@ -40,7 +40,9 @@ __all__ = [
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# NOTE: emoji=False: Rich replaces ``:name:`` codes even with markup off, so a path such as
+# ``a:warning:b.jsonl`` read ``a⚠b.jsonl`` in an error line.
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 _SAID = [False]

@@ -89,3 +89,13 @@ def test_failures_without_an_interrupt_behind_them_stay_exit_2(
         2, "contam: internal error: SystemError: outer (rerun with --debug)\n"
     )  # fmt: skip
     assert _exit_of(bad_input, capsys) == (2, "contam: error: x.json: bad\n")
+
+
+def test_an_error_line_names_its_file_as_given(capsys: pytest.CaptureFixture[str]) -> None:
+    # Rich turns ``:name:`` into an emoji even with markup off: the path must stay as typed.
+    def bad_input() -> None:
+        raise ContamError("a:warning:b :smile: [bold]x[/].jsonl: bad")
+
+    assert _exit_of(bad_input, capsys) == (
+        2, "contam: error: a:warning:b :smile: [bold]x[/].jsonl: bad\n"
+    )  # fmt: skip
