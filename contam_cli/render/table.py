@@ -15,7 +15,7 @@ import numpy as np
 from contam_cli.engine.evidence import Evidence
 from contam_cli.io.remote import is_url
 from contam_cli.render.combination import combination_lines
-from contam_cli.render.text import columns
+from contam_cli.render.text import columns, one_line
 from contam_cli.report import ExampleResult, FuzzyMatch, Report
 
 __all__ = [
@@ -124,7 +124,8 @@ def _unscorable(report: Report, limit: int) -> list[str]:
         out = ["Unscorable (no method could score them; not evidence of being clean):"]
     for e in report.take(unscorable[:limit]):
         tokens = f"  {e.n_tokens} tokens" if e.n_tokens is not None else ""
-        out.append(f"  {_id(e.id)}{tokens}  {_eval_where(e)}")
+        # NOTE: not a column, so flattened here: a newline or an ESC must not reach the terminal.
+        out.append(one_line(f"  {_id(e.id)}{tokens}  {_eval_where(e)}"))
     if len(unscorable) > limit:
         out.append(f"  ... {len(unscorable) - limit} more")
     return out

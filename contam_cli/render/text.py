@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["columns"]
+__all__ = ["columns", "one_line"]
 
 
 def columns(headers: Sequence[str], rows: Sequence[Sequence[str]], justify: str) -> list[str]:
     """The lines of a table: `justify` holds ``l`` or ``r`` per column; a cell's newlines and
     tabs become spaces so that every row stays on one line."""
-    cells = [[_flat(c) for c in row] for row in [list(headers), *rows]]
+    cells = [[one_line(c) for c in row] for row in [list(headers), *rows]]
     widths = [max(len(row[k]) for row in cells) for k in range(len(headers))]
     out = []
     for row in cells:
@@ -25,11 +25,11 @@ def columns(headers: Sequence[str], rows: Sequence[Sequence[str]], justify: str)
     return out
 
 
-def _flat(cell: str) -> str:
+def one_line(cell: str) -> str:
     """`cell` on one line, its control characters shown, never sent: an ESC in an id or a text
     must not reach the terminal (it could rewrite what the table shows).
 
-    >>> _flat("a\\tb\\x1b[2Jc")
+    >>> one_line("a\\tb\\x1b[2Jc")
     'a b\\\\x1b[2Jc'
     """
     cell = cell.replace("\r", " ").replace("\n", " ").replace("\t", " ")

@@ -737,6 +737,19 @@ def _(w: W) -> Expect:
     )
 
 
+@case("scan-control-characters-of-an-unscorable-id-do-not-reach-the-terminal")
+def _(w: W) -> Expect:
+    rows = [dict(r) for r in BENCH_RECORDS]
+    rows.append({"id": "u\x1b[2Jcls\nline", "text": "too short"})
+
+    def check(stdout: str) -> None:
+        assert "\x1b" not in stdout
+        assert "  u\\x1b[2Jcls line  2 tokens  " in stdout, stdout
+        assert stdout.rstrip("\n").splitlines()[-1].startswith("6 examples: "), stdout
+
+    return Expect(_scan(w.jsonl("ids.jsonl", rows), "-c", w.corpus()), code=1, check=check)
+
+
 @case("scan-250-character-id-is-whole-in-the-json")
 def _(w: W) -> Expect:
     rows = [dict(r) for r in BENCH_RECORDS]
