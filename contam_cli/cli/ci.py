@@ -24,7 +24,7 @@ from typing import Annotated, cast
 
 import typer
 
-from contam_cli.cli.exits import EXIT_CLEAN, EXIT_FOUND, err_console
+from contam_cli.cli.exits import EXIT_CLEAN, EXIT_FOUND, say
 from contam_cli.cli.outputs import print_report
 from contam_cli.errors import ContamError, OutputError, UsageError
 from contam_cli.io.output import atomic_writer, check_target
@@ -230,6 +230,4 @@ def append_step_summary(report: Report, inputs: Sequence[Path] = ()) -> None:
             fh.write(("\n" if size else "") + text)
     except (OSError, ContamError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        err_console.print(
-            f"contam: warning: cannot append the step summary to {path}: {why}", markup=False
-        )
+        say(f"contam: warning: cannot append the step summary to {path}: {why}")

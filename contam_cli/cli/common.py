@@ -23,6 +23,7 @@ from contam_cli.cli.exits import (  # noqa: F401 - re-exported for the commands
     EXIT_FOUND,
     err_console,
     handle_errors,
+    say,
     stdout_guard,
 )
 from contam_cli.cli.options import (  # noqa: F401 - re-exported: commands use c.<Name>Opt
@@ -131,7 +132,7 @@ def flag_policy(
 def print_warnings(report: Report) -> None:
     """The report's warnings, one line each on stderr (they are in the JSON report too)."""
     for w in report.warnings:
-        err_console.print(f"contam: warning: {w}", markup=False)
+        say(f"contam: warning: {w}")
 
 
 @contextmanager

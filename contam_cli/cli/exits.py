@@ -34,6 +34,7 @@ __all__ = [
     "err_console",
     "handle_errors",
     "install_signal_handlers",
+    "say",
     "stdout_guard",
 ]
 
@@ -51,7 +52,17 @@ _SAID = [False]
 
 def _say(message: str) -> None:
     _SAID[0] = True
-    err_console.print(message, markup=False)
+    say(message)
+
+
+def say(line: str) -> None:
+    """`line` on stderr as one line, as given: no markup or emoji codes read, newlines and tabs
+    as spaces, other control characters escaped (an ESC in a path or an id must not reach the
+    terminal)."""
+    line = line.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    if not line.isprintable():
+        line = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
+    err_console.print(line, markup=False)
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

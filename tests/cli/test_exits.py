@@ -96,6 +96,11 @@ def test_an_error_line_names_its_file_as_given(capsys: pytest.CaptureFixture[str
     def bad_input() -> None:
         raise ContamError("a:warning:b :smile: [bold]x[/].jsonl: bad")
 
+    def odd_path() -> None:
+        raise ContamError("a\x1b[2Jb\nc.jsonl: bad")
+
     assert _exit_of(bad_input, capsys) == (
         2, "contam: error: a:warning:b :smile: [bold]x[/].jsonl: bad\n"
     )  # fmt: skip
+    # NOTE: one line, and an ESC in a path does not reach the terminal.
+    assert _exit_of(odd_path, capsys) == (2, "contam: error: a\\x1b[2Jb c.jsonl: bad\n")

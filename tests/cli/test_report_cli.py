@@ -137,6 +137,18 @@ def test_bad_input_is_one_line_naming_file_and_line(
     assert result.stderr.count("\n") == 1
 
 
+def test_a_warning_is_one_line_with_an_id_s_control_characters_escaped(
+    scan_json: str, tmp_path: Path
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    ghost = json.dumps({"id": "gh\x1b[2Jost\nnext :smile:", "label": 1})
+    labels.write_text(Path(LABELS).read_text(encoding="utf-8") + ghost + "\n", encoding="utf-8")
+    result = run(scan_json, SCORES, "--labels", str(labels), *FLAGS)
+    assert result.exit_code == 1, result.output
+    line = "contam: warning: 1 labelled id(s) are in no input: gh\\x1b[2Jost next :smile:\n"
+    assert line in result.stderr and "\x1b" not in result.stderr
+
+
 def test_not_a_report(tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"hello": 1}, indent=2), encoding="utf-8", newline="\n")
