@@ -17,7 +17,7 @@ import numpy as np
 from contam_cli.features.impact import Group, Impact, Matching, Split, Subgroup
 from contam_cli.render.impact_json import IMPACT_SCHEMA, impact_to_dict, render_impact_json
 from contam_cli.render.svg import interval_plot
-from contam_cli.render.text import columns
+from contam_cli.render.text import columns, one_line
 
 __all__ = [
     "IMPACT_SCHEMA",
@@ -173,7 +173,7 @@ def _missing(m: Matching, code: bool) -> list[str]:
         if not ids:
             out.append(f"0 {what}")
             continue
-        shown = ", ".join(_code(i) if code else _flat(i) for i in ids[:LISTED_IDS])
+        shown = ", ".join(_code(i) if code else one_line(i) for i in ids[:LISTED_IDS])
         more = (
             f", and {len(ids) - LISTED_IDS:,} more (all in the JSON)"
             if len(ids) > LISTED_IDS
@@ -184,7 +184,15 @@ def _missing(m: Matching, code: bool) -> list[str]:
 
 
 def _flat(text: str) -> str:
-    return " ".join(text.split()) if any(c in text for c in "\r\n\t") else text
+    """`text` on one line, for Markdown: whitespace runs as one space, other control characters
+    left out (an ESC must not reach a terminal the summary is printed on).
+
+    >>> _flat("a\\nb\\x1b[2Jc\\x00")
+    'a b[2Jc'
+    """
+    if any(c in text for c in "\r\n\t\v\f\x85\u2028\u2029"):
+        text = " ".join(text.split())
+    return "".join(ch for ch in text if ch >= " " and ch != "\x7f")
 
 
 # -- text ------------------------------------------------------------------------------------

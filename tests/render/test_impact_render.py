@@ -194,3 +194,15 @@ def test_unmatched_lists_are_cut(render: Any) -> None:
     text = render(value)
     assert "47 report examples have no result" in text
     assert f"and {47 - LISTED_IDS} more" in text
+
+
+@pytest.mark.parametrize("render", [render_impact_table, render_impact_markdown])
+def test_an_unmatched_id_s_control_characters_never_reach_the_terminal(render: Any) -> None:
+    rows = [{"id": str(e), "correct": 1.0} for e in range(5)]
+    rows.append({"id": "gh\x1b[2Jost\nnext", "correct": 1.0})
+    text = render(impact(report_of(5, {}), rows, bootstrap=50, levels="none"))
+    assert "\x1b" not in text
+    line = next(x for x in text.splitlines() if "not in the report" in x)
+    assert line.endswith(
+        "gh\\x1b[2Jost next" if render is render_impact_table else "gh[2Jost next`"
+    )
