@@ -85,6 +85,8 @@ def test_no_fail_and_report(tmp_path: Path) -> None:
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["schema"] == "contam.report/2"
     assert [e["id"] for e in data["examples"] if e["flagged"]] == ["0", "2", "4"]
+    # NOTE: what made it: the step summary's and the HTML page's title say "contam clean".
+    assert data["command"] == "clean"
 
 
 FORMATS = ["jsonl", "json", "json-object", "txt", "jsonl.gz", "json.gz", "txt.gz"]
@@ -422,6 +424,7 @@ def test_flagged_only_keeps_unflagged_examples_ngrams(tmp_path: Path) -> None:
     only = clean_corpus(ev, corpus, tmp_path / "flagged", n=5, flagged_only=True)
     assert every.changed and every.totals["cut"] == 1
     assert not only.changed and only.report is not None and only.report.flagged == ()
+    assert only.report.command == "clean"
     assert tree(tmp_path / "flagged")["c.jsonl"] == corpus.read_bytes()
     assert json.loads(tree(tmp_path / "flagged")[MANIFEST_NAME])["config"]["ngrams"] == "flagged"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -90,6 +90,8 @@ def clean_eval(
     _check_targets(targets, inputs, force=force, directory=not single)
     _check_report_path(report_path, targets, inputs)
     report = scan(paths, sources, policy=policy, options=opts, progress=progress, executor=executor)
+    # NOTE: what made it (the step summary's title, the HTML page's, a report's "command").
+    report = replace(report, command="clean")
     if not report.scorable_mask().any():
         raise NothingScoredError(
             f"{name_paths(report.eval_paths())}no eval example could be scored "

@@ -17,7 +17,7 @@ Which examples count follows the n-gram rule: every one by default, the flagged 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -115,4 +115,4 @@ def scan_for_clean(
             f"(all shorter than n={opts.n}): nothing "
             "was checked, nothing written"
         )
-    return records, eval_inputs, report
+    return records, eval_inputs, replace(report, command="clean")
