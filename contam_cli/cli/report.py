@@ -88,7 +88,15 @@ CombinedOnlyOpt = Annotated[
         "by that report's own rules, is flagged too).",
     ),
 ]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="What to write.")]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="What to write (github: GitHub Actions annotations, the default on stdout when "
+        "GITHUB_ACTIONS=true and stdout is not a terminal).",
+    ),
+]
 BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of each AUC interval.")
 ]
@@ -96,6 +104,7 @@ SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstr
 
 
 def report_command(
+    ctx: typer.Context,
     inputs: InputsArg,
     labels: LabelsOpt = None,
     direction: DirectionOpt = None,
@@ -142,6 +151,9 @@ def report_command(
         c.print_warnings(result)
         c.require_scored(result, "every score in the inputs is null or missing", inputs)
         verdict = c.EXIT_FOUND if result.contaminated and not no_fail else c.EXIT_CLEAN
+        if output is None:
+            # NOTE: annotations by default under GitHub Actions, as scan prints; -o keeps fmt.
+            fmt = ci.output_format(ctx, fmt)
         text = None if fmt is OutputFormat.json else render(result, fmt, top=top)
         with output_group() as stack:
             if report is not None:

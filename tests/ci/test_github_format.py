@@ -166,6 +166,19 @@ def test_github_is_the_default_under_github_actions_and_an_explicit_format_wins(
     assert local.stdout.startswith("id  overlap")
 
 
+def test_report_prints_annotations_under_github_actions_too(tmp_path: Path) -> None:
+    gha = {"GITHUB_ACTIONS": "true"}
+    rep = tmp_path / "scan.json"
+    assert run("scan", BENCH, "-c", CORPUS, "--report", rep, "--no-fail").exit_code == 0
+    auto = run("report", rep, env=gha)
+    assert auto.exit_code == 1 and auto.stdout.startswith("::error file="), auto.output
+    assert run("report", rep, "-f", "table", env=gha).stdout.startswith("id  ")
+    # NOTE: a file keeps the format asked for (the default, a table).
+    out = tmp_path / "out.txt"
+    assert run("report", rep, "-o", out, env=gha).exit_code == 1
+    assert out.read_text(encoding="utf-8").startswith("id  ")
+
+
 def test_every_report_renders_as_github() -> None:
     combined = replace(_report(["a"], ["a.jsonl"]), command="report")
     assert render(combined, "github").count("::error") == 1
