@@ -57,6 +57,8 @@ SCHEMA_URI = (
 #: The key of the example's content fingerprint in ``partialFingerprints``.
 FINGERPRINT_KEY = "contamFingerprint/v1"
 BASELINE_STATES = ("new", "unchanged", "updated", "absent")
+#: SARIF 2.1.0 §3.11.5: a message's literal braces are doubled (``{0}`` is a placeholder).
+_BRACES = str.maketrans({"{": "{{", "}": "}}"})
 #: Unscorable examples given a notification each at most (then one counts the rest).
 MAX_NOTES = 1000
 #: Characters of leaked text quoted in a result's message at most.
@@ -204,7 +206,7 @@ def _result(
         "ruleIndex": index[key],
         "level": "error",
         "kind": "fail",
-        "message": {"text": _message(report, e, norm)},
+        "message": {"text": _message(report, e, norm).translate(_BRACES)},
         "locations": [_location(e.eval_path, e.eval_line, base)],
         "partialFingerprints": {FINGERPRINT_KEY: e.fingerprint},
         "properties": _properties(e),
@@ -224,6 +226,8 @@ def _result(
             "text": f"longest verbatim run: {ev.length} tokens, source {ev.source}"
         }
         out["relatedLocations"] = [related]
+    for related in out.get("relatedLocations", ()):
+        related["message"]["text"] = related["message"]["text"].translate(_BRACES)
     if baseline is not None:
         out["baselineState"] = baseline.get(e.fingerprint, "new")
     return out
@@ -391,4 +395,6 @@ def _notes(report: Report, base: Path) -> list[dict[str, Any]]:
                 },
             }
         )
+    for note in notes:
+        note["message"]["text"] = note["message"]["text"].translate(_BRACES)
     return notes

@@ -21,6 +21,7 @@ from report_builders import (
     scan_report,
 )
 
+from contam_cli.engine.evidence import Evidence
 from contam_cli.errors import ArgumentError
 from contam_cli.render.sarif import FINGERPRINT_KEY, MAX_NOTES, render_sarif
 from contam_cli.report import NGRAM_METHODS, ExampleTable, NgramColumns, Reason, Report
@@ -177,6 +178,37 @@ def test_many_unscorable_examples_are_capped_with_a_count() -> None:
 def test_warnings_are_warning_notifications() -> None:
     notes = run_of(sarif(hostile_report()))["invocations"][0]["toolExecutionNotifications"]
     assert notes[0]["level"] == "warning" and notes[0]["descriptor"]["id"] == "contam/warning"
+
+
+def test_braces_in_messages_are_doubled_never_read_as_placeholders() -> None:
+    # SARIF 2.1.0 §3.11.5: "{0}" in a message is a placeholder; literal braces are doubled.
+    ev = Evidence("we{b}", "c.txt", 2, 0, "d", 0, 0, 10, 0, 0, 3, "f(x) = {0}")
+    table = ExampleTable(
+        ids=["q{0}", "u{1}"],
+        eval_paths=["e.jsonl"] * 2,
+        eval_lines=[1, 2],
+        fingerprints=["a" * 32, "b" * 32],
+        methods=NGRAM_METHODS,
+        scores={"longest_run": [3, None], "overlap_fraction": [1.0, None]},
+        reasons={0: [Reason("min-overlap", 1.0, 0.5)]},
+        ngram=NgramColumns.build(
+            scorable=[True, False],
+            n_tokens=[9, 1],
+            total_ngrams=[1, 0],
+            matched_ngrams=[1, 0],
+            zscore=[0.0, None],
+            best_source={0: "we{b}"},
+            evidence={0: ev},
+        ),
+    )
+    run = run_of(sarif(Report(examples=table, warnings=("warn {2}",))))
+    result = run["results"][0]
+    assert result["message"]["text"].startswith("Eval example q{{0}} is in the training data")
+    assert result["message"]["text"].endswith('Leaked text: "f(x) = {{0}}"')
+    assert result["relatedLocations"][0]["message"]["text"].endswith("source we{{b}}")
+    notes = [n["message"]["text"] for n in run["invocations"][0]["toolExecutionNotifications"]]
+    assert notes[0] == "warn {{2}}" and notes[1].startswith("Eval example u{{1}} is unscorable")
+    assert result["properties"]["exampleId"] == "q{0}"  # a property, not a message: as it is
 
 
 @pytest.mark.parametrize("name", ["scan-redacted", "hostile-redacted"])
