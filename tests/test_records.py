@@ -695,6 +695,19 @@ def test_iter_files(tree: Path, include: tuple, exclude: tuple, expected: list[s
     assert [p.relative_to(tree).as_posix() for p in found] == expected
 
 
+def test_unread_files_are_the_ones_passed_over_for_their_format(tree: Path) -> None:
+    from contam_cli.io.discover import unread_files, unread_warnings
+
+    assert unread_files(tree) == ["data.csv", "notes.md"]
+    assert unread_files(tree, exclude=("*.md",)) == ["data.csv"]
+    assert unread_files(tree, include=("*.jsonl",)) == []
+    assert unread_files(tree / "notes.md") == []  # a file named itself is read (as text)
+    (w,) = unread_warnings([[tree], "a text, not a path"])
+    assert w.startswith(f"{tree}: 2 file(s) not read, of no known format: data.csv, notes.md (")
+    assert unread_warnings([[tree]], exclude=("*.md", "*.csv")) == []
+    assert unread_warnings([["a list of texts"], None]) == []
+
+
 def test_iter_files_single_file_and_errors(tree: Path) -> None:
     assert iter_files(tree / "notes.md") == [tree / "notes.md"]
     with pytest.raises(InputError, match="no such file or directory"):

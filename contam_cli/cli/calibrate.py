@@ -123,6 +123,7 @@ def calibrate_command(
             for p in ps
             for f in iter_files(p, opts.include, opts.exclude)
         ) * (2 if common_out is not None else 1)
+        c.warn_unread([*controls, *sources.values()], opts)
         with c.progress_bar(progress, total, "calibrating") as tick:
             result = calibrate(
                 sources,

@@ -218,6 +218,8 @@ def clean_command(
         if result.report is not None:
             c.print_warnings(result.report)
             ci.append_step_summary(result.report, inputs)
+        else:  # NOTE: a corpus clean without a scan: no report to carry the warnings
+            c.warn_unread([*eval_paths, *sources.values()], opts)
         verdict = c.EXIT_FOUND if result.changed and not no_fail else c.EXIT_CLEAN
         with c.stdout_guard(verdict):
             if isinstance(result, EvalCleanResult):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,7 @@ from contam_cli.engine.fuzzy.config import DEFAULT_MIN_FUZZY
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import UsageError
 from contam_cli.io import TextSpec
+from contam_cli.io.discover import unread_warnings
 from contam_cli.io.remote import Url, is_url
 from contam_cli.policy import FlagPolicy
 from contam_cli.policy.thresholds import load_thresholds
@@ -127,6 +128,13 @@ def flag_policy(
         thresholds=per_source,
         min_fuzzy=min_fuzzy,
     )
+
+
+def warn_unread(inputs: Sequence[object], opts: ScanOptions) -> None:
+    """A warning on stderr per directory of `inputs` holding files of no known format, which
+    a command without a report passes over (scan's report carries the same warnings)."""
+    for w in unread_warnings(inputs, opts.include, opts.exclude):
+        say(f"contam: warning: {w}")
 
 
 def print_warnings(report: Report) -> None:

@@ -91,6 +91,7 @@ def build_command(
         )
         sources = resolve_sources(given, opts)
         check_input_roles(None, [p for s in sources for p in s.paths], opts)
+        c.warn_unread(list(given.values()), opts)
         total = sum(p.stat().st_size for s in sources for p in s.paths)
         with c.progress_bar(progress, total, "indexing corpus") as tick:
             header = build_corpus_index(

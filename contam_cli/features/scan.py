@@ -35,7 +35,7 @@ from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import IndexCounts, ngram_report
 from contam_cli.io.accel import chosen
-from contam_cli.io.discover import iter_files, list_files
+from contam_cli.io.discover import iter_files, list_files, unread_warnings
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record
 from contam_cli.io.remote import RemoteFile, url_parts
@@ -98,6 +98,8 @@ def scan(
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
+    given = [eval, *(corpus.values() if isinstance(corpus, Mapping) else [corpus])]
+    warnings += unread_warnings(given, opts.include, opts.exclude)
     check_input_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     acc, used, fuzzy_index = done.acc, done.opts, done.fuzzy_index
@@ -292,7 +294,8 @@ def _scan_index(
     report = ngram_report(records, eval_index, acc, policy, opts, inputs, config)
     documents = sum(int(s["documents"]) for s in header.sources)
     stats = {**report.stats, "corpus_documents": documents}
-    found = (*policy_warnings, *eval_warnings(eval_inputs), *warnings)
+    unread = unread_warnings([eval], opts.include, opts.exclude)
+    found = (*policy_warnings, *unread, *eval_warnings(eval_inputs), *warnings)
     return attach_eval_texts(replace(report, stats=stats, warnings=found), eval, opts)
 
 

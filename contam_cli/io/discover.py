@@ -7,13 +7,25 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 from contam_cli.errors import InputError
 from contam_cli.io.formats import StrPath, format_of
 from contam_cli.io.read_digests import hash_rest
-from contam_cli.io.remote import RemoteFile, is_url, list_objects
+from contam_cli.io.remote import RemoteFile, Url, is_url, list_objects
 
-__all__ = ["check_regular", "files_bytes", "iter_files", "list_files", "sha256_file"]
+__all__ = [
+    "check_regular",
+    "files_bytes",
+    "iter_files",
+    "list_files",
+    "sha256_file",
+    "unread_files",
+    "unread_warnings",
+]
+
+#: Names listed in a warning about unread files at most (then a count of the rest).
+UNREAD_LISTED = 5
 
 # Metadata files that Hugging Face `Dataset.save_to_disk` writes beside its .arrow shards.
 _HF_METADATA = ("state.json", "dataset_info.json", "dataset_dict.json")
@@ -105,6 +117,10 @@ def iter_files(
     return [root / rel for rel in rels]
 
 
+_KNOWN = (
+    "contam reads .jsonl, .json, .txt, .ndjson, .parquet, .arrow; text formats optionally "
+    ".gz/.bz2/.xz/.zst"
+)
 _NOTHING_FOUND = (
     "no input files found (looked for .jsonl, .json, .txt, .ndjson, "
     ".parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst)"
@@ -140,6 +156,61 @@ def list_files(
     if not rels:
         raise InputError(path, _NOTHING_FOUND)
     return [by_rel[rel] for rel in rels]
+
+
+def unread_files(
+    path: StrPath, include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> list[str]:
+    """The files below directory (or URL prefix) `path` that :func:`iter_files` and
+    :func:`list_files` pass over for their format alone (not hidden, kept by the globs), as
+    sorted relative paths: a ``shard-00000`` or ``.csv`` file that may hold text no one read.
+    A file named itself gives none."""
+    if is_url(path):
+        single, objects = list_objects(str(path))
+        rels = [] if single else _visible([o.rel for o in objects])
+    elif Path(path).is_dir():
+        rels = list(_walk(Path(path)))
+    else:
+        return []
+    return sorted(
+        rel
+        for rel in rels
+        if format_of(rel) is None
+        and (not include or _matches(rel, include))
+        and not _matches(rel, exclude)
+    )
+
+
+def unread_warnings(
+    inputs: Sequence[object], include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> list[str]:
+    """A warning per directory or URL prefix in `inputs` (each a path, a URL, or a list of
+    them, as the commands take; texts in memory are passed over) below which files were passed
+    over for their format: nothing in them was read, so nothing in them was checked."""
+    out = []
+    for value in inputs:
+        if isinstance(value, (str, os.PathLike)):
+            parts: Sequence[object] = [value]
+        elif isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+            # NOTE: a str in a list is a text, unless it is a Url (the input rule).
+            parts = [v for v in value if isinstance(v, (os.PathLike, Url))]
+        else:
+            continue
+        for part in parts:
+            if not (is_url(part) or os.path.isdir(cast("StrPath", part))):
+                continue
+            rels = unread_files(cast("StrPath", part), include, exclude)
+            if not rels:
+                continue
+            shown = ", ".join(rels[:UNREAD_LISTED])
+            if len(rels) > UNREAD_LISTED:
+                shown += f" and {len(rels) - UNREAD_LISTED} more"
+            where = os.fspath(cast("StrPath", part))
+            out.append(
+                f"{where}: {len(rels)} file(s) not read, of no known format: {shown} "
+                f"({_KNOWN}; --exclude GLOB passes over them without this warning)"
+            )
+    return out
 
 
 def _visible(rels: list[str]) -> list[str]:

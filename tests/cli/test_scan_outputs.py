@@ -100,6 +100,36 @@ def test_unknown_roles_are_an_error_in_every_command_and_format(tmp_path: Path) 
     assert run("scan", ev, "-c", train, "-n", 8, "--roles", "User").exit_code == 1
 
 
+def test_files_of_no_known_format_are_named_in_a_warning_by_every_command(
+    tmp_path: Path,
+) -> None:
+    # NOTE: a leak in `shard-00000` (JSONL without a suffix) or a .csv was passed over without
+    # a word, and the scan said clean.
+    ev = str(DECONTAM / "eval.jsonl")
+    leak = json.loads((DECONTAM / "eval.jsonl").read_text(encoding="utf-8").splitlines()[2])
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "filler.txt").write_text("nothing of the eval set here at all\n", encoding="utf-8")
+    (corpus / "shard-00000").write_text(json.dumps({"text": leak["text"]}) + "\n", "utf-8")
+    (corpus / "rows.csv").write_text("text\n" + leak["text"] + "\n", encoding="utf-8")
+    said = f"{corpus}: 2 file(s) not read, of no known format: rows.csv, shard-00000 ("
+    scanned = run("scan", ev, "-c", corpus, "-n", 8, "--format", "json")
+    assert scanned.exit_code == 0, scanned.output
+    assert any(w.startswith(said) for w in json.loads(scanned.stdout)["warnings"])
+    for args in (
+        ("scan", ev, "-c", corpus),
+        ("index", "build", "-c", corpus, "-o", tmp_path / "idx"),
+        ("calibrate", "-s", f"web={corpus}", "--controls", ev, "-o", tmp_path / "t.json"),
+        ("clean", ev, "-c", corpus, "--target", "corpus", "-o", tmp_path / "clean"),
+        ("clean", ev, "-c", corpus, "-o", tmp_path / "cleaned.jsonl"),
+    ):
+        r = run(*args, "-n", 8)
+        assert r.exit_code == 0, (args, r.output)
+        assert [line for line in r.stderr.splitlines() if said in line], (args, r.stderr)
+    quiet = run("scan", ev, "-c", corpus, "-n", 8, "--exclude", "rows.csv", "--exclude", "shard-*")
+    assert quiet.exit_code == 0 and "not read" not in quiet.stderr
+
+
 def test_a_closed_stdout_ends_quietly_with_the_verdict(tmp_path: Path) -> None:
     # NOTE: a JSON report far larger than a pipe's buffer, so the writer meets the closed pipe.
     lines = (CD / "examples" / "benchmark.jsonl").read_text(encoding="utf-8").splitlines()
