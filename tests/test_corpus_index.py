@@ -230,6 +230,42 @@ def test_verify_refuses_a_changed_or_missing_corpus_file(tmp_path: Path) -> None
     assert r.exit_code == 2 and "missing" in r.stderr
 
 
+def test_verify_refuses_a_file_added_below_a_corpus_directory(tmp_path: Path) -> None:
+    # NOTE: a file added to a cached index's corpus directory was never looked at: --verify
+    # checked the recorded files only and said "verified" (exit 0, the leak in the new file).
+    corpus = _copy_corpus(tmp_path)
+    (corpus / "doc_contaminated.txt").rename(tmp_path / "aside.txt")
+    idx = tmp_path / "idx"
+    build = ["index", "build", "-c", str(corpus), "-o", str(idx), "--exclude", "skip-*"]
+    assert runner.invoke(app, build).exit_code == 0
+    (roots,) = [s["roots"] for s in load_header(idx).sources]
+    assert roots == [
+        {"path": str(corpus), "relpath": "../corpus", "include": [], "exclude": ["skip-*"]}
+    ]
+    bench = str(CD / "examples" / "benchmark.jsonl")
+    scan_args = ["scan", bench, "--index", str(idx), "--verify"]
+    assert runner.invoke(app, scan_args).exit_code == 0
+    (corpus / "notes.md").write_text("not a corpus format", encoding="utf-8")
+    (corpus / "skip-me.txt").write_text("excluded at build", encoding="utf-8")
+    assert runner.invoke(app, scan_args).exit_code == 0
+    (corpus / "sub").mkdir()
+    (tmp_path / "aside.txt").rename(corpus / "sub" / "new.txt")
+    r = runner.invoke(app, scan_args)
+    assert r.exit_code == 2, r.output
+    assert f"{corpus / 'sub' / 'new.txt'}: in the corpus directory {corpus}" in r.stderr
+    assert "added since it was built" in r.stderr
+    # Files named one by one: no directory to gain a file, so none recorded and no warning.
+    files = ["index", "build", "-c", str(corpus / "doc_clean.txt"), "-o", str(tmp_path / "f")]
+    assert runner.invoke(app, files).exit_code == 0
+    assert [s["roots"] for s in load_header(tmp_path / "f").sources] == [[]]
+    r = runner.invoke(app, ["scan", bench, "--index", str(tmp_path / "f"), "--verify"])
+    assert r.exit_code == 0 and "warning" not in r.stderr
+    # An index that does not say (built before, or by the library without roots) is named.
+    _build([corpus / "doc_clean.txt"], tmp_path / "old", 13, False)
+    r = runner.invoke(app, ["scan", bench, "--index", str(tmp_path / "old"), "--verify"])
+    assert r.exit_code == 0 and "records no corpus directories" in r.stderr
+
+
 def test_evidence_of_a_moved_corpus_file_is_a_warning_not_silence(tmp_path: Path) -> None:
     corpus = _copy_corpus(tmp_path)
     idx = tmp_path / "idx"

@@ -107,6 +107,8 @@ def build_command(
                 jobs=jobs,
                 executor=executor,
                 checkpoint=checkpoint,
+                roots=given,
+                globs=(opts.include, opts.exclude),
             )
         for s in header.sources:
             sys.stdout.write(

@@ -267,6 +267,11 @@ def _scan_index(
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
     check_input_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
+    if verify and not header.records_roots:
+        policy_warnings.append(
+            f"{index}: the index records no corpus directories (built from files, or before "
+            "contam recorded them): --verify checked its files, not files added beside them"
+        )
     opts = replace(opts, accel=chosen(opts.accel, eval_files_bytes(eval, opts)))
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
 import pytest
 from index_oracle import build, make_corpus, small_sizes, tree
 from typer.testing import CliRunner
@@ -160,7 +161,14 @@ def test_the_cli_resumes(tmp_path: Path, small: None, monkeypatch: pytest.Monkey
     r = runner.invoke(app, ["index", "build", "-c", str(corpus), "-o", str(out), "-n", "5",
                             "--positions", "--jobs", "1", "--checkpoint", str(ckpt)])  # fmt: skip
     assert r.exit_code == 0, r.output
-    assert tree(out) == tree(tmp_path / "want")
+    got, want = tree(out), tree(tmp_path / "want")
+    # NOTE: the command records the directory it was given (for --verify); the library call
+    # that built `want` was given none.
+    header = orjson.loads(got.pop("header.json"))
+    assert [s.pop("roots") for s in header["sources"]] == [
+        [{"path": str(corpus), "relpath": "../corpus", "include": [], "exclude": []}]
+    ]
+    assert header == orjson.loads(want.pop("header.json")) and got == want
     assert len(mapped) == full.ran[MapTask] - 4 and 0 not in mapped
     assert not ckpt.exists()
 

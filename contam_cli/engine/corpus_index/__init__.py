@@ -6,7 +6,8 @@ grows with the eval set, not the corpus (``contam scan EVAL --index DIR``).
 Layout of the index directory::
 
     header.json          format, tool version, n, normalization, hash, positions, corpus_text
-                         (the text rules: fields, roles, id field), sources + files
+                         (the text rules: fields, roles, id field), sources + files, and the
+                         directories given with their globs (roots, for --verify)
     s{k}.grams.u64       source k: sorted n-gram hashes (distinct, or one per occurrence with
                          positions), raw little-endian uint64, memory-mapped when read
     s{k}.doc.u64 / .pos.u64   with positions: document ordinal and token position of each entry

@@ -18,7 +18,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
@@ -29,7 +29,12 @@ import numpy as np
 import orjson
 
 from contam_cli.engine.corpus_index.doctable import check_ranged_files, doc_table, save_npz
-from contam_cli.engine.corpus_index.header import IndexHeader, describe_spec, file_entry
+from contam_cli.engine.corpus_index.header import (
+    IndexHeader,
+    describe_spec,
+    file_entry,
+    root_entry,
+)
 from contam_cli.engine.corpus_index.mapper import (
     MARKER,
     REC,
@@ -81,6 +86,8 @@ def build_corpus_index(
     executor: Executor | None = None,
     accel: bool | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    roots: Mapping[str, Sequence[object]] | None = None,
+    globs: tuple[Sequence[str], Sequence[str]] = ((), ()),
 ) -> IndexHeader:
     """Build an index of every n-gram of `sources` into directory `out` (atomically: built beside
     it and renamed into place; nothing is left behind on an error or an interrupt).
@@ -92,7 +99,10 @@ def build_corpus_index(
     :func:`~contam_cli.io.accel.chosen`). `checkpoint`: a directory that keeps every finished
     task, so that the same call after an interrupt resumes (:mod:`.resume`); removed once the
     index is in place. The index is the same, byte for byte, with any executor, with or without
-    the kernels, resumed or not.
+    the kernels, resumed or not. `roots`: per source name, the paths the user gave, and
+    `globs` the include and exclude globs the files were found below them with: the header
+    records the local directories among them, so that ``scan --index --verify`` can tell a
+    file added below one since.
     """
     out = Path(out)
     # NOTE: a local index cannot be written over a remote input: only paths are checked.
@@ -110,6 +120,11 @@ def build_corpus_index(
             runner = keep.executor(executor, jobs, Path(checkpoint), inputs, out)
         with _held(executor):
             described = build.run(sources, runner, jobs, progress)
+        if roots is not None:
+            for d in described:
+                given = [p for p in roots.get(d["name"], ()) if isinstance(p, (str, Path))]
+                dirs = [Path(p) for p in given if not is_url(p) and Path(p).is_dir()]
+                d["roots"] = [root_entry(p, out, *globs) for p in dirs]
         text = describe_spec(corpus_spec)
         header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described, text)
         (tmp / "header.json").write_bytes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import orjson
 
 from contam_cli._version import __version__
 from contam_cli.errors import IndexMismatchError, InputError
-from contam_cli.io.discover import sha256_file
+from contam_cli.io.discover import iter_files, sha256_file
 from contam_cli.io.extract import TextSpec
 from contam_cli.text import HASH_NAME, NormConfig
 
@@ -22,6 +23,7 @@ __all__ = [
     "file_entry",
     "load_header",
     "resolve_file",
+    "root_entry",
 ]
 
 INDEX_FORMAT = "contam.index/3"
@@ -114,7 +116,31 @@ class IndexHeader:
                         f"{path}: changed since the index was built (sha256 differs); "
                         "rebuild the index"
                     )
+        self._check_listings(root)
         return True
+
+    @property
+    def records_roots(self) -> bool:
+        """Whether the index records the directories its corpus was found in (so that
+        :meth:`verify` can tell a file added below one): indexes built by ``contam index
+        build`` from this version on; not those built before, nor from a list of files."""
+        return bool(self.sources) and all("roots" in src for src in self.sources)
+
+    def _check_listings(self, root: Path) -> None:
+        """IndexMismatchError naming the first file below a recorded corpus directory (found by
+        the build's globs) that the index does not hold: added since it was built."""
+        for src in self.sources:
+            held = {p.resolve() for f in src["files"] if (p := resolve_file(root, f)) is not None}
+            for entry in src.get("roots", ()):
+                where = resolve_file(root, entry, want=Path.is_dir)
+                if where is None:
+                    continue  # NOTE: its files are missing then, which verify names
+                for found in iter_files(where, entry["include"], entry["exclude"]):
+                    if found.resolve() not in held:
+                        raise IndexMismatchError(
+                            f"{found}: in the corpus directory {where} but not in the index "
+                            "(added since it was built); rebuild the index"
+                        )
 
 
 def describe_spec(spec: TextSpec) -> dict[str, Any]:
@@ -170,14 +196,30 @@ def file_entry(path: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def resolve_file(root: Path, entry: dict[str, Any]) -> Path | None:
-    """Where a recorded corpus file is now: its absolute path, else its path relative to the index
-    directory `root` (an index moved together with its corpus); None when neither exists."""
+def root_entry(
+    path: Path, out: Path, include: Sequence[str], exclude: Sequence[str]
+) -> dict[str, Any]:
+    """A corpus directory as the header records it: absolute path, path relative to the index
+    directory `out`, and the globs its files were found with."""
+    absolute = os.path.abspath(path)
+    try:
+        relpath: str | None = os.path.relpath(absolute, os.path.abspath(out))
+    except ValueError:  # NOTE: the corpus on another drive than the index (Windows)
+        relpath = None
+    return {"path": absolute, "relpath": relpath, "include": [*include], "exclude": [*exclude]}
+
+
+def resolve_file(
+    root: Path, entry: dict[str, Any], want: Callable[[Path], bool] = Path.is_file
+) -> Path | None:
+    """Where a recorded corpus file (or, `want` ``Path.is_dir``, directory) is now: its absolute
+    path, else its path relative to the index directory `root` (an index moved together with its
+    corpus); None when neither exists."""
     candidates = [Path(entry["path"])]
     if entry.get("relpath"):
         candidates.append(root / entry["relpath"])
     for p in candidates:
-        if p.is_file():
+        if want(p):
             return p
     return None
 
