@@ -10,7 +10,8 @@
 * Last, the summary line (with the baseline's counts), as plain text.
 
 Values are escaped as the runner reads them (data: ``%``, CR, LF; properties also ``:`` and
-``,``), so no id, path or text can end a command early or start another; paths are relative to
+``,``), so no id, path or text can end a command early or start another, and other control
+characters are written ``\\xNN`` (the log reads ANSI sequences); paths are relative to
 `root` (the working directory by default, the repository on a runner) with ``/`` separators.
 """
 
@@ -32,16 +33,23 @@ __all__ = ["MAX_PER_KIND", "command", "escape_data", "escape_property", "render_
 MAX_PER_KIND = 10
 #: Characters of leaked text quoted in a message at most.
 QUOTE_CHARS = 100
-_DATA = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
-_PROPERTY = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A", ":": "%3A", ",": "%2C"})
+# NOTE: the log the runner shows reads ANSI sequences: the other C0 controls, DEL and C1 are
+# written as \xNN (an ESC in an id or a text must not rewrite the log); tab stays.
+_CONTROLS = {
+    chr(c): f"\\x{c:02x}" for c in (*range(32), *range(127, 160)) if chr(c) not in "\t\r\n"
+}
+_DATA = str.maketrans({**_CONTROLS, "%": "%25", "\r": "%0D", "\n": "%0A"})
+_PROPERTY = str.maketrans(
+    {**_CONTROLS, "%": "%25", "\r": "%0D", "\n": "%0A", ":": "%3A", ",": "%2C"}
+)
 _LINE = str.maketrans(dict.fromkeys("\r\n\x85\u2028\u2029", " "))
 
 
 def escape_data(value: object) -> str:
     """`value` as a command's message.
 
-    >>> escape_data("50%\\nnext")
-    '50%25%0Anext'
+    >>> escape_data("50%\\nnext"), escape_data("a\\x1b[2Jb")
+    ('50%25%0Anext', 'a\\\\x1b[2Jb')
     """
     return str(value).translate(_DATA)
 

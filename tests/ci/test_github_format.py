@@ -105,6 +105,16 @@ def test_escaping_rules() -> None:
     assert command("warning", "m") == "::warning::m"
 
 
+def test_control_characters_never_reach_the_log() -> None:
+    # NOTE: the runner's log reads ANSI sequences: an ESC in an id or a path was written as is.
+    text = render(_report(["q\x1b[2J\x00\x9b\x7f\tz"], ["ev\x1bx.jsonl"]), OutputFormat.github)
+    assert not [c for c in text if (c < " " and c not in "\t\n") or "\x7f" <= c <= "\x9f"]
+    _, props, data = _parse(text.splitlines()[0])
+    assert props["file"] == "ev\\x1bx.jsonl"
+    assert "q\\x1b[2J\\x00\\x9b\\x7f\tz" in props["title"] and "q\\x1b[2J" in data
+    assert escape_data("\x1b\t") == "\\x1b\t"
+
+
 def test_at_most_ten_errors_the_most_suspicious_and_a_notice_for_the_rest() -> None:
     n = 25
     text = render(_report([f"e{i}" for i in range(n)], ["a.jsonl"] * n), OutputFormat.github)
