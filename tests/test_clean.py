@@ -352,6 +352,26 @@ def test_chat_records_stay_valid_with_the_same_keys(tmp_path: Path) -> None:
     assert (stats["e.jsonl"].cut, stats["e.jsonl"].pieces) == (2, 2)
 
 
+def test_a_turn_whose_text_is_under_text_is_cut_where_the_scan_read_it(tmp_path: Path) -> None:
+    # NOTE: {"role", "text"} turns and {"type": "text", "content"} parts were read as empty.
+    corpus, out = tmp_path / "c", tmp_path / "out"
+    corpus.mkdir()
+    turns = [
+        {"role": "user", "text": f"{FAR} {LEAKS[0]} {FAR}"},
+        {"role": "assistant", "content": [{"type": "text", "content": f"{FAR} {LEAKS[1]}"}]},
+    ]
+    (corpus / "chat.jsonl").write_bytes(orjson.dumps({"messages": turns}) + b"\n")
+    result = clean_corpus(_eval(tmp_path), corpus, out)
+    (after,) = [
+        json.loads(x) for x in (out / "chat.jsonl").read_text(encoding="utf-8").split("\n") if x
+    ]
+    text, part = after["messages"][0]["text"], after["messages"][1]["content"][0]["content"]
+    # NOTE: the cut's window takes a few tokens of FAR beside the leak.
+    assert LEAKS[0] not in text and text.startswith(FAR[:100])
+    assert LEAKS[1] not in part and part.startswith(FAR[:100])
+    assert result.files[0].cut == 1
+
+
 def test_txt_pieces_are_separated_by_a_blank_line(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     clean_corpus(_eval(tmp_path), corpus, out)

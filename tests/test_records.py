@@ -269,6 +269,26 @@ TEXT_CASES = [
         {"dialog": SHAREGPT}, TextSpec(fields=("dialog",), roles=("human",)), "Hi?", id="field-chat"
     ),
     pytest.param({"x": None}, TextSpec(fields=("x",)), "", id="field-null"),
+    # A turn or a text part naming its text "text" / "content" was read as empty (a leak in it
+    # never scanned).
+    pytest.param(
+        {"messages": [{"role": "user", "text": "T"}, {"role": "assistant", "content": "C"}]},
+        TextSpec(),
+        "T\nC",
+        id="turn-text-key",
+    ),
+    pytest.param(
+        {"messages": [{"role": "user", "content": [{"type": "text", "content": "P"}]}]},
+        TextSpec(roles=("user",)),
+        "P",
+        id="text-part-content-key",
+    ),
+    pytest.param(
+        {"messages": [{"role": "user", "content": "C", "text": "ignored"}]},
+        TextSpec(),
+        "C",
+        id="turn-content-before-text",
+    ),
 ]
 
 

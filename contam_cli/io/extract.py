@@ -85,7 +85,10 @@ def _turn_text(turn: dict[str, Any], spec: TextSpec, where: Where) -> str | None
         raw = str(role)
         if raw not in spec.roles and _SHAREGPT_ROLES.get(raw, raw) not in spec.roles:
             return None
-    content = turn["content"] if "content" in turn else turn.get("value")
+    # NOTE: "text" too: some chat exports name a turn's content so ({"role", "text"}), and a
+    # turn read as empty hid what it held from the scan.
+    key = next((k for k in ("content", "value", "text") if k in turn), None)
+    content = None if key is None else turn[key]
     return None if content is None else _value_text(content, "content", spec, where)
 
 
@@ -100,8 +103,10 @@ def _item_text(item: object, name: str, spec: TextSpec, where: Where) -> str | N
     if isinstance(item, dict):
         if "role" in item or "from" in item:
             return _turn_text(item, spec, where)
-        if "text" in item and str(item.get("type", "text")).endswith("text"):
-            return _value_text(item["text"], name, spec, where)
+        if str(item.get("type", "text")).endswith("text"):
+            for key in ("text", "content"):  # NOTE: a text part's text, under either name
+                if key in item:
+                    return _value_text(item[key], name, spec, where)
         if "type" in item:
             return None
     raise fail(

@@ -37,7 +37,7 @@ def roles_in(obj: Any) -> Iterator[str]:
     """
     if isinstance(obj, dict):
         role = obj.get("role", obj.get("from"))
-        if isinstance(role, str) and ("content" in obj or "value" in obj):
+        if isinstance(role, str) and ("content" in obj or "value" in obj or "text" in obj):
             yield role
             if role in _SHAREGPT:
                 yield _SHAREGPT[role]

@@ -215,10 +215,15 @@ def _item_leaves(item: Any, path: tuple[Key, ...], spec: TextSpec) -> list[_Leaf
         if spec.roles is not None and role not in spec.roles:
             if _SHAREGPT_ROLES.get(role, role) not in spec.roles:
                 return None
-        key = "content" if "content" in item else "value"
-        return None if item.get(key) is None else _value_leaves(item[key], (*path, key), spec)
-    if "text" in item and str(item.get("type", "text")).endswith("text"):
-        return _value_leaves(item["text"], (*path, "text"), spec)
+        # NOTE: the keys io.extract reads a turn's text from, in its order.
+        key = next((k for k in ("content", "value", "text") if k in item), None)
+        if key is None or item[key] is None:
+            return None
+        return _value_leaves(item[key], (*path, key), spec)
+    if str(item.get("type", "text")).endswith("text"):
+        for key in ("text", "content"):
+            if key in item:
+                return _value_leaves(item[key], (*path, key), spec)
     if "type" in item:
         return None
     raise ValueError("not a text part")
