@@ -49,18 +49,29 @@ class Suppression:
     unscorable: int
     """Examples long enough to score whose every n-gram was left out."""
     opts: ScanOptions
+    mostly: int = 0
+    """Examples still scorable that had more of their n-grams left out than kept: their verdict
+    rests on the few left (a leak copied into more than K documents is ignored whole)."""
 
     def describe(self) -> dict[str, Any]:
         """``config.boilerplate`` of the report."""
         return {**self.opts.describe()["boilerplate"], "ignored_ngrams": self.ignored}
 
     def warnings(self) -> list[str]:
-        if not self.unscorable:
-            return []
-        return [
-            f"{self.unscorable} example(s) have every n-gram ignored as boilerplate: they are "
-            "unscorable, not evidence of being clean"
-        ]
+        out = []
+        if self.unscorable:
+            out.append(
+                f"{self.unscorable} example(s) have every n-gram ignored as boilerplate: they are "
+                "unscorable, not evidence of being clean"
+            )
+        if self.mostly:
+            k = self.opts.ignore_common
+            why = "" if k is None else f", and a leak in more than {k} documents is ignored too"
+            out.append(
+                f"{self.mostly} example(s) have most of their n-grams ignored as boilerplate "
+                f"(details.ngram.ignored_ngrams): their verdict rests on the few left{why}"
+            )
+        return out
 
 
 def suppress(index: EvalIndex, opts: ScanOptions, doc_freq: np.ndarray | None) -> Suppression:
@@ -75,7 +86,8 @@ def suppress(index: EvalIndex, opts: ScanOptions, doc_freq: np.ndarray | None) -
         drop |= collection_mask(index, opts.ignore_from, opts)
     out = index.without(drop, index_kernels() if opts.accel else None)
     lost = out.scorable & (out.total_ngrams == 0) & (out.ignored_ngrams > 0)
-    return Suppression(out, int(drop.sum()), int(lost.sum()), opts)
+    mostly = out.scorable & (out.total_ngrams > 0) & (out.ignored_ngrams > out.total_ngrams)
+    return Suppression(out, int(drop.sum()), int(lost.sum()), opts, int(mostly.sum()))
 
 
 def collection_mask(index: EvalIndex, paths: tuple[Path, ...], opts: ScanOptions) -> np.ndarray:

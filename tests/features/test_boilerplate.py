@@ -144,6 +144,34 @@ def test_an_example_of_nothing_but_boilerplate_is_unscorable_with_a_warning() ->
     assert any("1 example(s) have every n-gram ignored" in w for w in report.warnings)
 
 
+def test_a_leak_in_more_than_k_documents_is_clean_only_with_a_warning() -> None:
+    # The benchmark is copied onto more pages than K: its n-grams are ignored as common, the
+    # few n-grams of its unleaked answer are kept, so it scores 0; the report must say so.
+    leak = "the seventeen purple elephants recite ancient poetry about quantum chromodynamics"
+    corpus = [f"page {i}: {leak}" for i in range(6)] + ["an unrelated page about gardening"]
+    report = scan(
+        [f"{leak} answer zebra", "nothing of it is anywhere"], corpus, n=4, ignore_common=5
+    )
+    e = report.examples[0]
+    assert e.scorable and not e.flagged and e.ngram is not None
+    assert (e.ngram.ignored_ngrams, e.ngram.total_ngrams) == (7, 2)
+    found = [w for w in report.warnings if "most of their n-grams ignored" in w]
+    assert found == [
+        "1 example(s) have most of their n-grams ignored as boilerplate "
+        "(details.ngram.ignored_ngrams): their verdict rests on the few left, and a leak in "
+        "more than 5 documents is ignored too"
+    ]
+    # Half or less ignored, or nothing ignored: no such warning.
+    assert not any("most of" in w for w in scan([leak], corpus, n=4).warnings)
+    kept = scan(
+        [f"{leak} and then eleven more words of text nobody ever wrote"],
+        corpus,
+        n=4,
+        ignore_common=5,
+    )
+    assert not any("most of" in w for w in kept.warnings)
+
+
 def test_options_off_leave_the_report_as_it_was() -> None:
     report = scan(["the cat sat on the mat"], ["the cat sat on the mat"], n=3)
     assert "boilerplate" not in report.config
