@@ -141,6 +141,8 @@ def calibrate_command(
 
 
 def _warn_rough(t: Thresholds) -> None:
+    for line in t.warnings:
+        c.err_console.print(f"contam: warning: {line}", markup=False)
     for name, v in sorted(t.items()):
         if not v.well_estimated and t.percentile is not None:
             need = controls_needed(t.percentile)

@@ -48,7 +48,7 @@ from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify, name_paths
 from contam_cli.io.model import Record
 from contam_cli.io.output import atomic_writer, output_group
-from contam_cli.policy.rules import SourceThreshold
+from contam_cli.policy.rules import FlagPolicy, SourceThreshold
 from contam_cli.policy.thresholds import Thresholds
 from contam_cli.stats.percentile import percentile as percentile_of
 from contam_cli.text import NormConfig, tokenize
@@ -113,6 +113,7 @@ def calibrate(
             _fuzzy_scores(done),
             name_paths(classify(controls, what="controls").paths),
         )
+        leaked = _leaked_controls(done.index, done.acc.best_len, [s.name for s in found], table)
         if fh is not None:
             assert done.doc_freq is not None and done.full_index is not None
             rows = common_ngrams(done.full_index, done.doc_freq, records, common_k, opts.norm)
@@ -126,6 +127,7 @@ def calibrate(
             fuzzy=opts.describe().get("fuzzy"),
             tool_version=__version__,
             origin="calibrate",
+            warnings=leaked,
         )
         if out is not None:
             out.write(result.to_json())
@@ -239,6 +241,29 @@ def _thresholds(
         fz = None if fuzzy is None else fuzzy[s]
         out[name] = source_threshold(overlaps, lengths, q, min_run, fz)
     return out
+
+
+def _leaked_controls(
+    index: EvalIndex, runs: np.ndarray, names: list[str], table: Mapping[str, SourceThreshold]
+) -> tuple[str, ...]:
+    """A warning per source some controls share a leak-long verbatim run with (the scan's
+    default ``min_run``): such controls are in the source, and lift its thresholds toward the
+    leaks they are meant to flag."""
+    leak = FlagPolicy().min_run
+    assert leak is not None
+    scorable = index.scorable & (index.total_ngrams > 0)
+    out = []
+    for s, name in enumerate(names):
+        k = int(np.count_nonzero(scorable & (runs[s] >= leak)))
+        if k:
+            t = table[name]
+            out.append(
+                f"{k} of {t.controls} controls share a verbatim run of {leak} tokens or more with "
+                f"source {name!r} (a leak to contam scan's default --min-run): controls must be "
+                f"outside every source, and these lift its thresholds (run {t.longest_run}, "
+                f"overlap {t.overlap_fraction:.3f}) toward the leaks they should flag"
+            )
+    return tuple(out)
 
 
 def _fuzzy_scores(done: CorpusScan) -> np.ndarray | None:

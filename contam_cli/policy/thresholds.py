@@ -51,6 +51,8 @@ class Thresholds(Mapping[str, SourceThreshold]):
     tool_version: str | None = field(default=None, compare=False)
     origin: str = field(default="--thresholds", compare=False)
     """Where they were read from, for messages."""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """What calibration found wrong with the controls (never saved in the file)."""
 
     def __getitem__(self, name: str) -> SourceThreshold:
         return self.sources[name]

@@ -90,6 +90,21 @@ def test_min_run_floor_and_the_common_ngrams(data: dict[str, Path]) -> None:
     assert len(rows) == 2 and all(r["documents"] == 1 for r in rows)
 
 
+def test_controls_found_in_a_source_are_warned_about(tmp_path: Path) -> None:
+    words = [f"w{i}" for i in range(120)]
+    leaked = " ".join(words[:40])
+    controls = _jsonl(tmp_path / "c.jsonl", [leaked, " ".join(words[40:80]), " ".join(words[80:])])
+    corpus = _jsonl(tmp_path / "web.jsonl", [f"a page quoting {leaked} in full"])
+    result = run(
+        "calibrate", "--source", f"web={corpus}", "--controls", controls, "-o", tmp_path / "t.json"
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "contam: warning: 1 of 3 controls share a verbatim run of 30 tokens or more with "
+        "source 'web'" in result.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -57,6 +57,27 @@ def test_well_estimated_needs_one_over_the_tail_fraction() -> None:
     assert controls_needed(0) == 1 and controls_needed(100) == math.inf
 
 
+def test_controls_inside_a_source_are_named_in_a_warning() -> None:
+    # Two of 100 "clean" controls are in the source: the 99th percentile lands on them, and the
+    # run threshold rises above a 35-token leak, which the thresholds alone then pass as clean.
+    words = [f"w{i}" for i in range(4100)]
+    controls = [" ".join(words[i : i + 40]) for i in range(0, 4000, 40)]
+    source = [" ".join(words[4000:4050]) + " " + controls[0], controls[1]]
+    leak = " ".join(words[4000:4035]) + " and then an answer nobody had written"
+    t = calibrate({"web": source}, controls, n=13)
+    assert t["web"].well_estimated and t["web"].longest_run == 41
+    policy = FlagPolicy(min_overlap=None, min_run=None, thresholds=t)
+    e = scan([leak], {"web": source}, n=13, policy=policy).examples[0]
+    assert e.longest_run == 35 and not e.flagged
+    assert t.warnings == (
+        "2 of 100 controls share a verbatim run of 30 tokens or more with source 'web' (a leak "
+        "to contam scan's default --min-run): controls must be outside every source, and these "
+        "lift its thresholds (run 41, overlap 1.000) toward the leaks they should flag",
+    )
+    # Innocent overlap (the template's run of 9 tokens) is no such warning.
+    assert calibrate({"f": [FORMULAIC]}, CONTROLS, n=5).warnings == ()
+
+
 def test_percentile_rules_through_calibrate() -> None:
     assert (percentile([1, 2, 3, 4], 0), percentile([1, 2, 3, 4], 100)) == (1.0, 4.0)
     assert percentile([0, 10], 50) == 5.0 and math.isnan(percentile([], 50))
