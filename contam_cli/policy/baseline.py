@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args
 from contam_cli.errors import InputError, UsageError
 from contam_cli.io.json_keys import check_unique_keys
 from contam_cli.io.output import write_atomic
+from contam_cli.policy.finding_sources import finding_sources
 from contam_cli.report import ExampleResult, ExampleTable, Report
 from contam_cli.text.fingerprint import same_fingerprints
 
@@ -175,27 +176,11 @@ def _stable_id(e: ExampleResult) -> str | None:
     return e.id
 
 
-def _finding_sources(e: ExampleResult, policy: Mapping[str, Any]) -> list[str | None]:
-    """The sources an example is a finding in: those its reasons name, those whose own overlap or
-    run alone reaches the global rules, else the source of its longest run (None: no source)."""
-    found = {r.source for r in e.reasons if r.source is not None}
-    min_overlap, min_run = policy.get("min_overlap"), policy.get("min_run")
-    for name, s in e.per_source.items():
-        if (min_overlap is not None and s.overlap_fraction >= min_overlap) or (
-            min_run is not None and s.longest_run >= min_run
-        ):
-            found.add(name)
-    if not found and e.best_source is not None:
-        found.add(e.best_source)
-    out: list[str | None] = [*sorted(found)]
-    return out or [None]
-
-
 def _entries_of(
     e: ExampleResult, per_source: bool, policy: Mapping[str, Any]
 ) -> list[BaselineEntry]:
     reasons = _sorted(ReasonKey(r.detector, r.rule, r.source) for r in e.reasons)
-    sources = _finding_sources(e, policy) if per_source else [None]
+    sources = finding_sources(e, policy) if per_source else [None]
     return [BaselineEntry(e.fingerprint, _stable_id(e), reasons, s) for s in sources]
 
 

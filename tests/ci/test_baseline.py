@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from contam_cli import FlagPolicy, scan
 from contam_cli.cli import app
+from contam_cli.engine.fuzzy import FuzzyConfig
 from contam_cli.errors import InputError, UsageError
 from contam_cli.policy.baseline import (
     Baseline,
@@ -276,6 +278,33 @@ def test_per_source_keys_make_a_finding_in_another_source_new(tmp_path: Path) ->
     assert more.exit_code == 1 and "2 new, 0 accepted" in more.stdout, more.output
     rows = load_report(tmp_path / "r.json").examples.details["baseline"]
     assert rows[0] == {"state": "new", "sources": {"books": "new", "web": "accepted"}}
+
+
+def test_a_reworded_copy_in_another_source_is_new_in_a_per_source_baseline() -> None:
+    # Accepted in 'a', where it is verbatim; then a reworded copy (fuzzy 0.744, no shared
+    # 13-gram) turns up in 'b'. The min-fuzzy reason names only the best alignment's source.
+    example = (
+        "The committee approved the new budget for the public library after a long "
+        "debate about opening hours and the cost of repairs to the old roof."
+    )
+    copy = (
+        "After a long debate, the board approved a new budget for the town library, after "
+        "the debate about opening times and the cost of repairs to the old roof."
+    )
+    before = scan([example], {"a": [example], "b": ["about gardening"]}, fuzzy=FuzzyConfig())
+    baseline = findings(before, per_source=True)
+    assert [en.source for en in baseline.entries] == ["a"]
+    after = scan([example], {"a": [example], "b": [f"A page. {copy}"]}, fuzzy=FuzzyConfig())
+    e = after.examples[0]
+    assert e.fuzzy is not None and e.fuzzy.per_source["b"] > 0.7 and "b" not in e.per_source
+    result = subtract(after, baseline)
+    assert result.new == (0,) and result.accepted == ()
+    row = result.report.examples.details["baseline"][0]
+    assert row == {"state": "new", "sources": {"a": "accepted", "b": "new"}}
+    # Below --min-fuzzy the copy in 'b' makes no finding there.
+    strict = scan([example], {"a": [example], "b": [f"A page. {copy}"]}, fuzzy=FuzzyConfig(),
+                  policy=FlagPolicy(min_fuzzy=0.8))  # fmt: skip
+    assert [en.source for en in findings(strict, per_source=True).entries] == ["a"]
 
 
 def test_the_per_source_key_is_documented() -> None:
