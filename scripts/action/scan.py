@@ -5,7 +5,8 @@ each becomes exactly one argument of contam (``--option=VALUE``, so a value cann
 another option), in a list handed to the process as it is. ``eval``, ``corpus``, ``sources``
 and ``extra-args`` hold one item per line (blank lines ignored, each line trimmed); ``eval`` and
 ``corpus`` lines are globs (``**`` included), expanded here, sorted; a glob that matches nothing
-is passed on as written, for contam to name. The eval paths come after ``--``.
+is passed on as written, for contam to name, and a line naming an existing path as written is
+that path. The eval paths come after ``--``.
 
 contam writes the annotations (``--format github``), the step summary (``GITHUB_STEP_SUMMARY``),
 the SARIF file and the JSON report; this step then sets the outputs ``flagged``, ``new-findings``,
@@ -50,8 +51,9 @@ def lines(name: str) -> list[str]:
 def expand(pattern: str) -> list[str]:
     """The paths a glob names, sorted, less those inside a directory it also names (contam
     reads a directory whole: ``evals/**`` names ``evals``, ``evals/sub`` and every file, which
-    would be each file given twice); the pattern itself when it has no magic or no match."""
-    if not any(ch in pattern for ch in "*?["):
+    would be each file given twice); the pattern itself when it has no magic or no match, or
+    names an existing path as written (``data[1].jsonl`` is that file, not ``data1.jsonl``)."""
+    if not any(ch in pattern for ch in "*?[") or os.path.lexists(pattern):
         return [pattern]
     found = sorted(glob.glob(pattern, recursive=True))
     dirs = {Path(p) for p in found if os.path.isdir(p)}

@@ -92,6 +92,19 @@ def test_a_glob_naming_a_directory_and_its_files_names_each_file_once(workspace:
     assert run.outputs["flagged"] == "2"
 
 
+def test_an_eval_path_with_glob_characters_is_that_file(workspace: Path) -> None:
+    # "data[1].jsonl" as a glob matches "data1.jsonl" only: the leaked eval set was replaced by
+    # a clean one beside it and the step passed.
+    evals = workspace / "ev als"
+    evals.mkdir()
+    shutil.copy(workspace / BENCH, evals / "data[1].jsonl")
+    shutil.copy(workspace / "fixtures/decontam_example/eval.jsonl", evals / "data1.jsonl")
+    run = act(workspace, eval="ev als/data[1].jsonl", corpus=CORPUS)
+    assert run.exit_code == 1, run.log
+    assert run.outputs["flagged"] == "2"
+    assert "file=ev als/data[1].jsonl," in run.log
+
+
 def test_a_baseline_holding_every_finding_passes_and_shows_them_accepted(workspace: Path) -> None:
     path = _baseline(workspace)
     run = act(workspace, eval=BENCH, corpus=CORPUS, baseline=path.name)
