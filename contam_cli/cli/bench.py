@@ -126,7 +126,7 @@ def bench_command(
                 ignore_common=ignore_common,
             )
         for note in result.notes:
-            c.err_console.print(f"contam: note: {note}", markup=False)
+            c.say(f"contam: note: {note}")
         text = (
             render_bench_json(result) if fmt is BenchFormat.json else render_bench_markdown(result)
         )

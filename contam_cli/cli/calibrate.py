@@ -142,13 +142,12 @@ def calibrate_command(
 
 def _warn_rough(t: Thresholds) -> None:
     for line in t.warnings:
-        c.err_console.print(f"contam: warning: {line}", markup=False)
+        c.say(f"contam: warning: {line}")
     for name, v in sorted(t.items()):
         if not v.well_estimated and t.percentile is not None:
             need = controls_needed(t.percentile)
             what = f"at least {need}" if need != float("inf") else "infinitely many"
-            c.err_console.print(
+            c.say(
                 f"contam: warning: the thresholds for source {name!r} are not well estimated: "
-                f"{v.controls} controls, a {t.percentile:g}th percentile needs {what}",
-                markup=False,
+                f"{v.controls} controls, a {t.percentile:g}th percentile needs {what}"
             )
