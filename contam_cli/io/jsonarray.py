@@ -202,7 +202,13 @@ def iter_array_elements(
 
 def _end_of_document(scanner: _JsonScanner, what: str) -> None:
     """Refuse anything but whitespace after the top-level value (the cursor is after it)."""
-    if scanner.skip_ws():
+    start = scanner.pos
+    if nxt := scanner.skip_ws():
+        # NOTE: Spark and others write JSON Lines under a .json name (part-00000-....json).
+        lines = nxt == "{" and "\n" in scanner.text[start : scanner.pos]
+        hint = " (one JSON object per line is JSON Lines: name the file .jsonl)" if lines else ""
         raise InputError(
-            scanner.path, f"invalid JSON: extra data after the {what}", scanner.line_at(scanner.pos)
+            scanner.path,
+            f"invalid JSON: extra data after the {what}{hint}",
+            scanner.line_at(scanner.pos),
         )

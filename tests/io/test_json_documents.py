@@ -146,3 +146,15 @@ def test_a_one_record_corpus_file_cut_in_two_becomes_an_array(tmp_path: Path) ->
     assert [p["id"] for p in pieces] == ["d1#0", "d1#1"]
     assert [p["text"].strip(". ") for p in pieces] == [filler, filler]
     assert run("scan", eval_path, "--corpus", out).exit_code == 0
+
+
+def test_json_lines_under_a_json_name_is_refused_with_a_hint(tmp_path: Path) -> None:
+    # NOTE: Spark writes JSON Lines as part-00000-<uuid>.json; say what the file is.
+    path = tmp_path / "part-00000-abc-c000.json"
+    path.write_bytes(b'{"text": "a"}\n{"text": "b"}\n')
+    with pytest.raises(InputError, match=r"extra data after the record \(one JSON object per line"):
+        list(iter_records(path, role="corpus", spec=TextSpec()))
+    path.write_bytes(b'{"text": "a"} {"text": "b"}\n')
+    with pytest.raises(InputError) as caught:
+        list(iter_records(path, role="corpus", spec=TextSpec()))
+    assert str(caught.value).endswith("extra data after the record")
