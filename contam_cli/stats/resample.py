@@ -152,8 +152,10 @@ def permutation_test(
     k = flagged.size
     # NOTE: with the group sizes fixed, the difference of means rises with the flagged group's sum,
     # so sums are compared; the tolerance absorbs summation-order rounding between equal subsets.
+    # It is relative to the values' scale only: an absolute floor would make every relabelling of
+    # values around 1e-12 a tie (p = 1 whatever the difference).
     observed = flagged.sum()
-    tol = 1e-9 * max(1.0, float(np.abs(pooled).sum()))
+    tol = 1e-9 * float(np.abs(pooled).sum())
     rng = np.random.default_rng(seed)
     values, counts = np.unique(pooled, return_counts=True)
     if _few(values.size, pooled.size):

@@ -181,3 +181,14 @@ def test_resample_counts_may_be_integral_floats() -> None:
 def test_permutation_test_rejects_an_unknown_alternative() -> None:
     with pytest.raises(ValueError, match="alternative"):
         permutation_test([1.0], [0.0], alternative="bigger")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-6, 1.0, 1e6, 1e12])
+def test_permutation_p_value_does_not_depend_on_the_scale(scale: float) -> None:
+    # Two of four values are 1 (times scale); the exact p is 1/6 at every scale. An absolute
+    # tolerance of 1e-9 made every relabelling of tiny values a tie: p was 1.0 at 1e-12.
+    flagged, clean = np.array([1.0, 1.0]) * scale, np.array([0.0, 0.0]) * scale
+    assert permutation_test(flagged, clean, n=20_000) == pytest.approx(1 / 6, abs=0.01)
+    # every value different (the example-by-example path): only the observed split is as high
+    flagged, clean = np.array([3.0, 4.0, 5.0]) * scale, np.array([0.0, 1.0, 2.0]) * scale
+    assert permutation_test(flagged, clean, n=20_000) == pytest.approx(1 / 20, abs=0.01)
