@@ -23,6 +23,8 @@ def percentile(values: Scores, q: float) -> float:
     2.0
     >>> percentile([], 50)
     nan
+    >>> percentile([-1e308, 1e308], 25)
+    -5e+307
     """
     try:
         q_ok = 0.0 <= float(q) <= 100.0
@@ -34,4 +36,11 @@ def percentile(values: Scores, q: float) -> float:
     x = x[~np.isnan(x)]
     if x.size == 0:
         return math.nan
-    return float(np.percentile(x, float(q), method="linear"))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = float(np.percentile(x, float(q), method="linear"))
+    if not math.isfinite(out) and np.isfinite(x).all():
+        # NOTE: numpy interpolates as a + (b - a)·t, and b - a overflows between values of
+        # opposite signs beyond half the largest float (the 25th percentile of -1e308 and 1e308
+        # came out +inf); halved, exactly, the difference fits.
+        out = 2.0 * float(np.percentile(x * 0.5, float(q), method="linear"))
+    return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 import importlib
 import math
+import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -51,3 +53,17 @@ def test_percentile_rejects_q_outside_0_100(q: float) -> None:
 @given(st.lists(st.floats(-1e9, 1e9), min_size=1, max_size=30), st.floats(0, 100))
 def test_percentile_matches_numpy_linear(values: list[float], q: float) -> None:
     assert percentile(values, q) == pytest.approx(float(np.percentile(values, q)), rel=1e-12)
+
+
+@pytest.mark.parametrize("q", [0, 10, 25, 50, 75, 100])
+def test_percentile_of_huge_values_of_both_signs_does_not_overflow(q: float) -> None:
+    # numpy's a + (b - a)·t overflows: the 25th percentile of -1e308 and 1e308 was +inf and the
+    # 50th -inf. Exactly: -1e308 + 2e308·t, computed here in exact rationals.
+    values = [-1e308, 1e308, 5e307]
+    ranks = sorted(Fraction(v) for v in values)
+    position = Fraction(q) / 100 * (len(ranks) - 1)
+    low = int(position)
+    high = min(low + 1, len(ranks) - 1)
+    expected = ranks[low] + (ranks[high] - ranks[low]) * (position - low)
+    assert percentile(values, q) == pytest.approx(float(expected), rel=1e-15)
+    assert percentile([-sys.float_info.max, sys.float_info.max], 50) == 0.0
