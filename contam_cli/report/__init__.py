@@ -9,6 +9,7 @@ from contam_cli.report.persist import SLICE_EXAMPLES, iter_json, save_report, wr
 from contam_cli.report.report import SCHEMA, Report
 from contam_cli.report.table import ExampleTable
 from contam_cli.report.values import (
+    CONTROL_SUFFIX,
     Direction,
     ExampleResult,
     FuzzyMatch,
@@ -20,6 +21,7 @@ from contam_cli.report.values import (
 )
 
 __all__ = [
+    "CONTROL_SUFFIX",
     "FUZZY_METHOD",
     "NGRAM_METHODS",
     "SCHEMA",

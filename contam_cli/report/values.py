@@ -15,6 +15,7 @@ from typing import Any, Literal
 from contam_cli.engine.evidence import Evidence
 
 __all__ = [
+    "CONTROL_SUFFIX",
     "Direction",
     "ExampleResult",
     "FuzzyMatch",
@@ -27,6 +28,9 @@ __all__ = [
 
 Direction = Literal["higher", "lower"]
 """Which way a method's score is more suspicious (perplexity: lower)."""
+CONTROL_SUFFIX = ":control_pct"
+"""A probe method ``X`` run with controls adds the method ``X:control_pct``: X's percentile
+among the controls, a monotone transform of X."""
 
 
 @dataclass(frozen=True, slots=True)

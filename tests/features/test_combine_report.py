@@ -541,3 +541,27 @@ def test_redact_drops_texts_other_detectors_quote() -> None:
     gone = build_report([probe], redact=True)
     assert gone.examples[0].details["probe"]["guided"] == {**guided["guided"], "completion": None}
     assert "Canberra" not in b"".join(iter_json(gone)).decode()
+
+
+def test_a_control_percentile_gets_no_vote_of_its_own(tmp_path: Path) -> None:
+    # NOTE: a probe run with --controls gives each method X a column X:control_pct, X's rank
+    # among the controls: counted as a method, it gave X a second, equal vote.
+    x = [0.1, 0.9, 0.4, 0.2, 0.7]
+    pct = [10.0, 99.0, 60.0, 20.0, 95.0]
+    other = [3.0, 1.0, 2.0, 5.0, 4.0]
+    scores = write_scores(tmp_path / "s.jsonl", {"x": x, "x:control_pct": pct, "other": other})
+    labels = write_labels(tmp_path / "l.jsonl", [0, 1, 0, 0, 1])
+    report = build_report([scores], labels=labels, bootstrap=10)
+    methods = report.stats["combination"]["methods"]
+    assert {k: v["weight"] for k, v in methods.items() if k != "combined"} == {
+        "x": 0.5,
+        "x:control_pct": 0.0,
+        "other": 0.5,
+    }
+    assert methods["x:control_pct"]["auc"] == methods["x"]["auc"] == 1.0  # still measured
+    without = build_report([write_scores(tmp_path / "t.jsonl", {"x": x, "other": other})])
+    assert (
+        report.examples.scores["combined"].tolist() == without.examples.scores["combined"].tolist()
+    )
+    by_auc = build_report([scores], labels=labels, weight_by_auc=True, bootstrap=10)
+    assert by_auc.stats["combination"]["methods"]["x:control_pct"]["weight"] == 0.0

@@ -41,7 +41,7 @@ from contam_cli.features.combine.summary import (
     provenance,
     report_warnings,
 )
-from contam_cli.report import Direction, Method, Reason, Report
+from contam_cli.report import CONTROL_SUFFIX, Direction, Method, Reason, Report
 
 __all__ = ["COMBINED_METHOD", "build_report"]
 
@@ -93,6 +93,15 @@ def build_report(
     }
     label_of, label_stats = _labels(labels, joined)
     flat = [m for ms in methods for m in ms]
+    # NOTE: a probe's X:control_pct is X's percentile among its controls, a monotone transform
+    # of X: it is measured (its AUC) but given no vote of its own.
+    derived = frozenset(
+        new.name
+        for inp, ms in zip(read, methods)
+        for old, new in zip(inp.methods, ms)
+        if old.name.endswith(CONTROL_SUFFIX)
+        and old.name.removesuffix(CONTROL_SUFFIX) in {o.name for o in inp.methods}
+    )
     measured = measure(
         flat,
         scores,
@@ -102,6 +111,7 @@ def build_report(
         deployment,
         bootstrap=bootstrap,
         seed=seed,
+        derived=derived,
     )
     redact = redact or any(inp.report is not None and inp.report.redact for inp in read)
     all_methods = [COMBINED_METHOD, *flat]

@@ -58,12 +58,18 @@ def oriented_z(values: np.ndarray, direction: str) -> np.ndarray:
 def method_weights(
     methods: Sequence[Method],
     aucs: Mapping[str, float | None] | None,
+    derived: frozenset[str] = frozenset(),
 ) -> dict[str, float]:
-    """Equal weights summing to 1, or, given AUCs, max(0, AUC - 0.5) normalized."""
+    """Equal weights summing to 1, or, given AUCs, max(0, AUC - 0.5) normalized. A method in
+    `derived` (a monotone transform of another method: a probe's ``X:control_pct``) gets weight
+    0: it would be a second vote of the method it comes from."""
+    voting = [m for m in methods if m.name not in derived]
     if aucs is None:
-        return {m.name: 1.0 / len(methods) for m in methods}
+        return {m.name: 1.0 / len(voting) if m.name not in derived else 0.0 for m in methods}
     try:
-        return auc_weights({m.name: aucs[m.name] for m in methods})
+        return auc_weights(
+            {m.name: aucs[m.name] if m.name not in derived else None for m in methods}
+        )
     except ValueError as e:
         raise UsageError(f"--weight-by-auc: {e}") from None
 
@@ -150,6 +156,7 @@ def measure(
     *,
     bootstrap: int,
     seed: int,
+    derived: frozenset[str] = frozenset(),
 ) -> Measured:
     """Weights (by AUC when asked, from `label_of`: -1 unlabelled), the combined score and its
     flags, every AUC with its interval, and the deployment rows when a deployment is given."""
@@ -158,7 +165,7 @@ def measure(
         oriented = {m.name: orient(scores[m.name], m.direction) for m in flat}
         aucs = auc_entries(oriented, label_of, bootstrap=bootstrap, seed=seed)
     by_auc = {k: v["auc"] for k, v in aucs.items()} if aucs and weight_by_auc else None
-    weights = method_weights(flat, by_auc)
+    weights = method_weights(flat, by_auc, derived)
     combined = combined_scores(scores, flat, weights)
     flagged = np.nan_to_num(combined, nan=-np.inf) >= threshold
     if aucs is not None and label_of is not None:

@@ -14,13 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from contam_cli.report import Direction
+from contam_cli.report import CONTROL_SUFFIX, Direction
 from contam_cli.stats import orient, percentile
 
 __all__ = ["CONTROL_SUFFIX", "PERCENTILES", "control_percentiles", "control_stats"]
 
-CONTROL_SUFFIX = ":control_pct"
-"""A method ``X`` with controls adds the method ``X:control_pct``."""
 PERCENTILES = (50, 90, 99)
 
 
