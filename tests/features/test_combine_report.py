@@ -565,3 +565,13 @@ def test_a_control_percentile_gets_no_vote_of_its_own(tmp_path: Path) -> None:
     )
     by_auc = build_report([scores], labels=labels, weight_by_auc=True, bootstrap=10)
     assert by_auc.stats["combination"]["methods"]["x:control_pct"]["weight"] == 0.0
+
+
+def test_a_method_of_one_value_is_named_in_a_warning(tmp_path: Path) -> None:
+    scores = write_scores(tmp_path / "s.jsonl", {"flat": [0, 0, 0, 0], "m": [1, 2, 3, 9]})
+    report = build_report([scores])
+    assert any("method 'flat' gave every example the same score (0)" in w for w in report.warnings)
+    assert not any("'m'" in w for w in report.warnings)
+    labels = write_labels(tmp_path / "l.jsonl", [0, 0, 0, 1])
+    weighed = build_report([scores], labels=labels, weight_by_auc=True, bootstrap=10)
+    assert not any("same score" in w for w in weighed.warnings)  # its AUC 0.5 gives it weight 0

@@ -117,8 +117,17 @@ def report_warnings(
                 "details.combined.input_reasons; without --combined-only, they are flagged)"
             )
     for name, values in scores.items():
-        if int((~np.isnan(values)).sum()) < 2:
+        scored = values[~np.isnan(values)]
+        if scored.size < 2:
             out.append(f"method {name!r} scored fewer than 2 examples: its z-scores are 0")
+        elif not weight_by_auc and bool((scored == scored[0]).all()):
+            # NOTE: a z-score of 0 everywhere still counts in each example's mean: it pulls every
+            # combined score toward 0 (a scan's overlap_fraction all 0, say).
+            out.append(
+                f"method {name!r} gave every example the same score ({scored[0]:g}): its z-scores "
+                "are 0 and it pulls every combined score toward 0 (drop its input, or weigh by "
+                "--weight-by-auc)"
+            )
     if label_stats and label_stats["not_in_inputs_count"]:
         unknown = label_stats["not_in_inputs"]
         out.append(
