@@ -254,6 +254,12 @@ def test_verify_refuses_a_file_added_below_a_corpus_directory(tmp_path: Path) ->
     assert r.exit_code == 2, r.output
     assert f"{corpus / 'sub' / 'new.txt'}: in the corpus directory {corpus}" in r.stderr
     assert "added since it was built" in r.stderr
+    # Without --verify (nothing hashed) the listing still names it: a warning, the scan runs.
+    plain = runner.invoke(app, ["scan", bench, "--index", str(idx), "--json"])
+    assert plain.exit_code == 0
+    (warned,) = [w for w in json.loads(plain.stdout)["warnings"] if "not in the index" in w]
+    assert "1 file(s) in its corpus directories are not in the index" in warned
+    assert str(corpus / "sub" / "new.txt") in warned
     # Files named one by one: no directory to gain a file, so none recorded and no warning.
     files = ["index", "build", "-c", str(corpus / "doc_clean.txt"), "-o", str(tmp_path / "f")]
     assert runner.invoke(app, files).exit_code == 0

@@ -272,6 +272,12 @@ def _scan_index(
             f"{index}: the index records no corpus directories (built from files, or before "
             "contam recorded them): --verify checked its files, not files added beside them"
         )
+    if not verify and (added := header.added_files(index)):
+        names = ", ".join(str(f) for f, _ in added[:5]) + (" ..." if len(added) > 5 else "")
+        policy_warnings.append(
+            f"{index}: {len(added)} file(s) in its corpus directories are not in the index "
+            f"(added since it was built; not checked): {names}; rebuild it (--verify refuses)"
+        )
     opts = replace(opts, accel=chosen(opts.accel, eval_files_bytes(eval, opts)))
     tk = Tokenizer(opts.norm, accel=opts.accel)
     records, eval_inputs, eval_index = index_eval_refs(eval, opts, tk)

@@ -116,7 +116,13 @@ class IndexHeader:
                         f"{path}: changed since the index was built (sha256 differs); "
                         "rebuild the index"
                     )
-        self._check_listings(root)
+        added = self.added_files(root)
+        if added:
+            path, where = added[0]
+            raise IndexMismatchError(
+                f"{path}: in the corpus directory {where} but not in the index (added since it "
+                "was built); rebuild the index"
+            )
         return True
 
     @property
@@ -126,21 +132,20 @@ class IndexHeader:
         build`` from this version on; not those built before, nor from a list of files."""
         return bool(self.sources) and all("roots" in src for src in self.sources)
 
-    def _check_listings(self, root: Path) -> None:
-        """IndexMismatchError naming the first file below a recorded corpus directory (found by
-        the build's globs) that the index does not hold: added since it was built."""
+    def added_files(self, root: Path) -> list[tuple[Path, Path]]:
+        """The files below a recorded corpus directory (found by the build's globs) that the
+        index does not hold, each with its directory: added since it was built. A listing,
+        nothing read; `root`: the index directory."""
+        out = []
         for src in self.sources:
             held = {p.resolve() for f in src["files"] if (p := resolve_file(root, f)) is not None}
             for entry in src.get("roots", ()):
                 where = resolve_file(root, entry, want=Path.is_dir)
                 if where is None:
                     continue  # NOTE: its files are missing then, which verify names
-                for found in iter_files(where, entry["include"], entry["exclude"]):
-                    if found.resolve() not in held:
-                        raise IndexMismatchError(
-                            f"{found}: in the corpus directory {where} but not in the index "
-                            "(added since it was built); rebuild the index"
-                        )
+                found = iter_files(where, entry["include"], entry["exclude"])
+                out += [(f, where) for f in found if f.resolve() not in held]
+        return out
 
 
 def describe_spec(spec: TextSpec) -> dict[str, Any]:
