@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from contam_cli.features.bench.labelled import NEGATIVE_KINDS, POSITIVE_KINDS
-from contam_cli.features.bench.runner import BenchResult
+from contam_cli.features.bench.runner import DETECTORS, BenchResult
 from contam_cli.features.bench.summary import VIEWS, Row, Stat, View
 from contam_cli.stats import ReviewQueue
 
@@ -47,6 +47,11 @@ def bench_command(result: BenchResult) -> str:
         f"--documents {c.documents:g}",
         f"--n {','.join(map(str, c.ns))}",
     ]
+    # NOTE: every detector that can run is the default; a run of fewer names them, so that the
+    # line reruns the same rows.
+    default = {d.name for d in DETECTORS if c.model is not None or not d.needs_model}
+    if set(c.detectors) != default:
+        parts.append(f"--detectors {','.join(c.detectors)}")
     if s.ignore_common != 20:
         parts.append(f"--ignore-common {s.ignore_common}")
     if c.model is not None:

@@ -4,6 +4,7 @@ errors), the probe through the built-in n-gram LM, and the Markdown and JSON ren
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,15 @@ from contam_cli.errors import UsageError
 from contam_cli.features.bench import runner
 from contam_cli.features.bench.labelled import LabelledSet
 from contam_cli.features.bench.model_signals import fuzzy_missing
-from contam_cli.features.bench.runner import BenchResult, Detector, run_bench
+from contam_cli.features.bench.runner import DETECTORS, BenchResult, Detector, run_bench
 from contam_cli.features.bench.signals import Settings, Signal
 from contam_cli.features.bench.summary import RowBuilder, Stat, seed_values
-from contam_cli.render.bench import BENCH_SCHEMA, render_bench_json, render_bench_markdown
+from contam_cli.render.bench import (
+    BENCH_SCHEMA,
+    bench_command,
+    render_bench_json,
+    render_bench_markdown,
+)
 
 KINDS = np.array(["verbatim", "verbatim", "paraphrased", "clean", "clean", "boilerplate"])
 SCORES = np.array([0.9, 0.8, 0.3, 0.4, 0.1, 0.8])
@@ -198,7 +204,10 @@ def test_json_is_versioned_strict_and_deterministic(small: BenchResult) -> None:
     assert doc["schema"] == BENCH_SCHEMA == "contam.bench/1"
     assert list(doc)[:3] == ["schema", "tool", "command"]
     assert doc["config"]["seeds"] == [0, 1] and doc["config"]["ns"] == [8, 13]
-    assert doc["command"] == "contam bench --seeds 2 --prevalence 0.01 --documents 10000 --n 8,13"
+    assert doc["command"] == (
+        "contam bench --seeds 2 --prevalence 0.01 --documents 10000 --n 8,13 "
+        "--detectors ngram,calibrated"
+    )
     assert len(doc["rows"]) == len(small.rows)
     row = next(r for r in doc["rows"] if r["signal"] == "overlap_fraction" and r["n"] == 13)
     want = small.row("overlap_fraction", 13).views["seed"]
@@ -215,6 +224,22 @@ def test_json_is_versioned_strict_and_deterministic(small: BenchResult) -> None:
     assert calibrated and all(r["info"]["run_threshold"]["mean"] >= 1 for r in calibrated)
 
 
+def test_the_command_names_the_detectors_when_some_were_left_out(small: BenchResult) -> None:
+    # NOTE: it said "contam bench --seeds 2 ... --n 8,13", which reruns every detector.
+    assert bench_command(small).endswith(" --n 8,13 --detectors ngram,calibrated")
+    every = tuple(d.name for d in DETECTORS if not d.needs_model)
+    assert "--detectors" not in bench_command(
+        replace(small, config=replace(small.config, detectors=every))
+    )
+    probe = replace(small.config, detectors=every, model={"spec": "ngram-lm"})
+    assert bench_command(replace(small, config=probe)).endswith(
+        "--detectors "
+        + ",".join(every)
+        + " --model ngram-lm --methods "
+        + ",".join(small.config.settings.methods)
+    )
+
+
 def test_the_same_run_gives_the_same_bytes(small: BenchResult) -> None:
     again = run_bench(seeds=2, ns=(8, 13), detectors=["ngram", "calibrated"])
     assert render_bench_json(again) == render_bench_json(small)
@@ -223,7 +248,10 @@ def test_the_same_run_gives_the_same_bytes(small: BenchResult) -> None:
 def test_markdown_has_every_table(small: BenchResult) -> None:
     text = render_bench_markdown(small)
     assert text.startswith("## contam bench\n") and text.endswith("\n")
-    assert "`contam bench --seeds 2 --prevalence 0.01 --documents 10000 --n 8,13`" in text
+    assert (
+        "`contam bench --seeds 2 --prevalence 0.01 --documents 10000 --n 8,13 "
+        "--detectors ngram,calibrated`"
+    ) in text
     for title in (
         "### AUC per leak kind",
         "### Recall and false-positive rate at each rule",
