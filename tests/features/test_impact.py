@@ -17,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contam_cli import scan
+from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, InputError, UsageError
+from contam_cli.features.combine import build_report
 from contam_cli.features.impact import Impact, Level, impact, parse_levels
 from contam_cli.features.impact.matching import text_fingerprints
 from contam_cli.report import NGRAM_METHODS, ExampleTable, NgramColumns, Reason, Report
@@ -334,6 +336,24 @@ def test_fingerprint_matching_needs_the_scanned_text(scanned: Report, tmp_path: 
     path = write_jsonl(tmp_path / "s.jsonl", lm_eval_rows(CORRECT_LM))
     with pytest.raises(UsageError, match="no record of .* has the text of a report example"):
         impact(scanned, path, match="fingerprint")
+
+
+def test_fingerprints_of_a_combined_report_keep_the_scans_normalization(tmp_path: Path) -> None:
+    # NOTE: contam report recorded no normalization, so the texts were hashed casefolded: the
+    # examples in capitals of a --no-casefold scan were unmatched (4 of 8).
+    questions = [q.upper() if e % 2 else q for e, q in enumerate(QUESTIONS)]
+    corpus = [f"crawl page. {questions[e]} more text follows here." for e in sorted(LEAKED)]
+    options = ScanOptions(n=8, norm=NormConfig(casefold=False))
+    scanned = scan(questions, corpus, options=options)
+    combined = build_report([scanned])
+    assert combined.config["normalization"] == scanned.config["normalization"]
+    rows = lm_eval_rows(CORRECT_LM)
+    for row, question in zip(rows, questions):
+        row["doc"]["question"] = question
+    path = write_jsonl(tmp_path / "s.jsonl", rows)
+    result = impact(combined, path, match="fingerprint", text_fields=["question"], bootstrap=200)
+    assert result.matching.matched == 8 and not result.matching.results_only
+    assert (result.overall.flagged.n, result.overall.flagged.value) == (3, 1.0)
 
 
 def test_lm_eval_filters_are_chosen_not_mixed(scanned: Report, tmp_path: Path) -> None:

@@ -147,6 +147,12 @@ def build_report(
         "directions": dict(directions or {}),
         "method_names": [str(r) for r in renames],
     }
+    norms = [inp.report.config.get("normalization") for inp in read if inp.report is not None]
+    known = [nm for nm in norms if isinstance(nm, dict)]
+    # NOTE: the examples' fingerprints are the input reports'; impact --match fingerprint hashes
+    # results texts the way they record (a --no-casefold scan's, say), so it is kept when agreed.
+    if known and all(nm == known[0] for nm in known):
+        config["normalization"] = dict(known[0])
     flagged = table.flagged if input_rules else measured.flagged
     warnings = report_warnings(read, joined, flagged, scores, label_stats, weight_by_auc)
     return Report(
