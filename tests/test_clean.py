@@ -206,6 +206,23 @@ def test_eval_output_format_must_match(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name", ["e.arrow", "hf/data-00000-of-00001.arrow"])
+def test_arrow_eval_files_are_refused_before_the_scan(tmp_path: Path, name: str) -> None:
+    pa = pytest.importorskip("pyarrow")
+    src = tmp_path / "in" / name
+    src.parent.mkdir(parents=True)
+    table = pa.table({"id": ["a"], "text": [words("leak", 20)]})
+    with pa.OSFile(str(src), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    (tmp_path / "c.txt").write_text(words("leak", 20) + "\n")
+    evals = src if name == "e.arrow" else src.parent
+    out = tmp_path / ("o.arrow" if name == "e.arrow" else "out")
+    result = run("clean", evals, "-c", tmp_path / "c.txt", "-n", 8, "-o", out)
+    assert result.exit_code == 2, result.output
+    assert "cannot rewrite .arrow eval files" in result.stderr  # not an internal AssertionError
+    assert not out.exists()
+
+
 # -- corpus cleaning -----------------------------------------------------------------------------
 
 LEAKS = [words(f"leak{i}", 20) for i in range(4)]

@@ -117,8 +117,9 @@ def _check_eval_formats(
     layout: list[tuple[Path, str]], output: PathLike | None, dirty: PathLike | None
 ) -> None:
     for src, _ in layout:
-        if detect_format(src) == "parquet":
-            raise UsageError(f"{src}: clean cannot rewrite .parquet eval files byte for byte")
+        fmt = detect_format(src)
+        if fmt in ("parquet", "arrow"):
+            raise UsageError(f"{src}: clean cannot rewrite .{fmt} eval files byte for byte")
     for target in (output, dirty):
         if target is None:
             continue
