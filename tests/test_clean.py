@@ -312,6 +312,29 @@ def _doc_d3(corpus: Path) -> dict:
     return json.loads((corpus / "a.jsonl").read_text(encoding="utf-8").splitlines()[3])
 
 
+def test_an_arrow_corpus_file_needing_a_change_is_refused(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    table = pa.table({"text": [words("leak", 20), words("other", 20)]})
+    with pa.OSFile(str(corpus / "e.arrow"), "wb") as sink:
+        with pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table)
+    (tmp_path / "e.jsonl").write_text(json.dumps({"text": words("leak", 20)}) + "\n")
+    out = tmp_path / "out"
+    result = run("clean", tmp_path / "e.jsonl", "-c", corpus, "--target", "corpus", "-o", out)
+    # NOTE: it wrote an empty e.arrow and counted the other document kept
+    assert result.exit_code == 2, result.output
+    assert "cannot rewrite .arrow corpus files" in result.stderr
+    assert not out.exists()
+    (tmp_path / "e.jsonl").write_text(json.dumps({"text": words("none", 20)}) + "\n")
+    assert (
+        run("clean", tmp_path / "e.jsonl", "-c", corpus, "--target", "corpus", "-o", out).exit_code
+        == 0
+    )
+    assert (out / "e.arrow").read_bytes() == (corpus / "e.arrow").read_bytes()
+
+
 def test_cut_span_splits_text_records_with_unique_ids(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     clean_corpus(_eval(tmp_path), corpus, out)

@@ -77,9 +77,9 @@ def _plan_batch(batch: list[_Unit], fmt: str, ctx: _Context, tk: Tokenizer) -> l
     extra = ctx.fuzzy.spans(tk, [u.rec.text for u in batch]) if ctx.fuzzy is not None else {}
     if not positions and not extra:
         return edits
-    if fmt == "parquet":
+    if fmt in ("parquet", "arrow"):
         raise UsageError(
-            f"{batch[0].rec.locator.path}: clean cannot rewrite .parquet corpus files yet "
+            f"{batch[0].rec.locator.path}: clean cannot rewrite .{fmt} corpus files yet "
             "(leave the file out with --exclude, or convert it to JSONL)"
         )
     none = np.zeros(0, dtype=np.int64)
