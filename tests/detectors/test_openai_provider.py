@@ -258,6 +258,17 @@ def test_client_errors_are_not_retried(server: FakeServer, make: Any) -> None:
     assert len(posts(server)) == 1
 
 
+def test_a_key_echoed_in_a_non_json_answer_is_masked_before_the_excerpt_is_cut(
+    server: FakeServer, make: Any
+) -> None:
+    # NOTE: the excerpt is 60 characters; the key starts at 45, so a cut before the mask
+    # showed its first 15 characters.
+    server.script.append((200, f"<html>{'x' * 33}key: {SECRET}</html>".encode(), {}))
+    with pytest.raises(ProviderError, match="not JSON") as info:
+        make().token_scores(["a b"])
+    assert "***" in str(info.value) and SECRET[:6] not in str(info.value)
+
+
 def test_slow_answer_times_out(server: FakeServer, make: Any) -> None:
     server.post_delay = 1.0
     started = time.perf_counter()

@@ -247,9 +247,10 @@ class OpenAIProvider:
         """One API call with retries; returns the decoded JSON answer."""
         attempts = self.max_retries + 1
         for attempt in range(attempts):
-            answer, failure = self._attempt(method, path, body)
-            if failure is None:
-                return answer
+            try:
+                return self._once(method, path, body)
+            except _Retryable as exc:
+                failure = exc
             if attempt == attempts - 1:
                 tries = f"{attempts} attempt{'s' if attempts > 1 else ''}"
                 raise self._error(path, f"{failure.reason} (gave up after {tries})")
@@ -259,14 +260,6 @@ class OpenAIProvider:
                 delay = max(delay, min(failure.retry_after, self.max_backoff_s))
             self._sleep(delay)
         raise AssertionError("unreachable")
-
-    def _attempt(
-        self, method: str, path: str, body: dict[str, Any] | None
-    ) -> tuple[Any, _Retryable | None]:
-        try:
-            return self._once(method, path, body), None
-        except _Retryable as exc:
-            return None, exc
 
     def _once(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
         headers = {"Accept": "application/json"}
@@ -297,7 +290,8 @@ class OpenAIProvider:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
-            raise self._error(path, f"malformed answer (not JSON): {raw[:60]!r}") from None
+            text = self._scrub(raw.decode("utf-8", "replace"))  # NOTE: masked BEFORE it is cut
+            raise self._error(path, f"malformed answer (not JSON): {text[:60]!r}") from None
 
     # -- answers and messages --------------------------------------------------------------------
 
