@@ -35,6 +35,8 @@ from typing import Any, Literal
 import orjson
 
 from contam_cli.detectors.providers.base import ProviderError, TextScores, provider_cache_dir
+from contam_cli.detectors.providers.openai_answers import positions as read_positions
+from contam_cli.detectors.providers.openai_answers import prompt_length
 from contam_cli.detectors.scores import TokenScore, text_scores_from_token_scores
 from contam_cli.errors import UsageError
 from contam_cli.io import atomic_writer
@@ -63,7 +65,7 @@ class _StatusError(ProviderError):
 
 
 def _public_url(url: str) -> str:
-    """``url`` without user:password (and with no trailing slash), safe for messages."""
+    """``url`` with no trailing slash, as messages and the report show it."""
     parts = urllib.parse.urlsplit(url.rstrip("/"))
     host = parts.hostname or ""
     host = f"[{host}]" if ":" in host else host
@@ -101,9 +103,19 @@ class OpenAIProvider:
     ) -> None:
         base = spec.removeprefix("openai:")
         parts = urllib.parse.urlsplit(base)
+        try:
+            parts.port  # noqa: B018  NOTE: raises ValueError for a port out of range or not a number
+        except ValueError:
+            parts = parts._replace(scheme="")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(
                 "openai: spec needs an http(s) base URL, e.g. openai:http://127.0.0.1:8000/v1"
+            )
+        if parts.username is not None or parts.password is not None:
+            raise UsageError(  # NOTE: never sent (urllib took them for the host name), and a
+                # secret on the command line: the key comes from --api-key-env only
+                "openai: a base URL with a user name or password is refused: "
+                "put the key in an environment variable and name it with --api-key-env"
             )
         if mode not in ("completions", "chat"):
             raise UsageError(f"openai: mode must be completions or chat, got {mode!r}")
@@ -113,7 +125,7 @@ class OpenAIProvider:
             )
         self.base_url = _public_url(base)
         self.spec = f"openai:{self.base_url}"
-        self._url = base.rstrip("/")  # NOTE: may hold user:password; never shown
+        self._url = base.rstrip("/")
         self.model, self.top_logprobs, self.mode = model, top_logprobs, mode
         self.chat_template, self.timeout_s, self.concurrency = chat_template, timeout_s, concurrency
         self.max_retries, self.backoff_s, self.max_backoff_s = max_retries, backoff_s, max_backoff_s
@@ -300,10 +312,10 @@ class OpenAIProvider:
         logprobs = choice.get("logprobs")
         if not isinstance(logprobs, dict):
             raise self._error("/completions", "answer has no logprobs (is echo supported?)")
-        positions = _positions(logprobs)
+        positions = read_positions(logprobs)
         if positions is None:
             raise self._error("/completions", "malformed logprobs in the answer")
-        keep = _prompt_length(answer, logprobs, sent, len(positions))
+        keep = prompt_length(answer, logprobs, sent, len(positions))
         scores, tokens = [], []
         for token, logprob, top in positions[:keep]:
             if logprob is None:
@@ -350,44 +362,3 @@ class OpenAIProvider:
 
     def _error(self, path: str, what: str) -> ProviderError:
         return ProviderError(self._message(path, what))
-
-
-def _positions(logprobs: dict[str, Any]) -> list[tuple[str, float | None, dict[str, float]]] | None:
-    """(token, log-prob, top log-probs) per position, from the completions form (``tokens``,
-    ``token_logprobs``, ``top_logprobs``) or the chat form (``content``); None if malformed."""
-    try:
-        if "tokens" not in logprobs and isinstance(logprobs.get("content"), list):
-            items = logprobs["content"]
-            tokens, values = [i["token"] for i in items], [i["logprob"] for i in items]
-            tops = [{t["token"]: t["logprob"] for t in i.get("top_logprobs") or []} for i in items]
-        else:
-            tokens, values = logprobs["tokens"], logprobs["token_logprobs"]
-            tops = logprobs.get("top_logprobs") or [None] * len(tokens)
-        if not len(tokens) == len(values) == len(tops):
-            return None
-        return [
-            (
-                str(t),
-                None if v is None else float(v),
-                {str(k): float(x) for k, x in (c or {}).items()},
-            )
-            for t, v, c in zip(tokens, values, tops)
-        ]
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-
-
-def _prompt_length(
-    answer: dict[str, Any], logprobs: dict[str, Any], sent: dict[str, Any], n: int
-) -> int:
-    """How many of the ``n`` echoed positions belong to the prompt (the rest were generated)."""
-    if not sent.get("max_tokens"):
-        return n
-    usage = answer.get("usage")
-    prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-    if isinstance(prompt_tokens, int) and 0 < prompt_tokens <= n:
-        return prompt_tokens
-    offsets = logprobs.get("text_offset")
-    if isinstance(offsets, list) and len(offsets) == n:
-        return sum(1 for o in offsets if isinstance(o, int) and o < len(sent["prompt"]))
-    return max(0, n - int(sent["max_tokens"]))
