@@ -296,6 +296,17 @@ def test_malformed_answers(server: FakeServer, make: Any, payload: Any, match: s
     assert str(info.value).startswith(f"openai: {server.url}/completions: ")
 
 
+def test_fewer_logprobs_than_prompt_tokens_is_an_error(server: FakeServer, make: Any) -> None:
+    # NOTE: it was scored on the 2 positions given, as if the text were 2 tokens long
+    answer = echo_answer("a b c d e", 0)
+    answer["choices"][0]["logprobs"] = {
+        k: v[:2] for k, v in answer["choices"][0]["logprobs"].items()
+    }
+    server.script.append((200, answer, {}))
+    with pytest.raises(ProviderError, match="log-probs for 2 of 5 prompt tokens"):
+        make().token_scores(["a b c d e"])
+
+
 def test_unreachable_server(sleeps: list[float], tmp_path: Path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

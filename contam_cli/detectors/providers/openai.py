@@ -316,6 +316,10 @@ class OpenAIProvider:
         if positions is None:
             raise self._error("/completions", "malformed logprobs in the answer")
         keep = prompt_length(answer, logprobs, sent, len(positions))
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        if isinstance(prompt, int) and prompt > keep:  # NOTE: else scored on part of the text
+            raise self._error("/completions", f"log-probs for {keep} of {prompt} prompt tokens")
         scores, tokens = [], []
         for token, logprob, top in positions[:keep]:
             if logprob is None:
