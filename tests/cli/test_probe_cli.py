@@ -196,6 +196,7 @@ class Stub:
     def __init__(self) -> None:
         self.auth: list[str | None] = []
         self.url = ""
+        self.fail_on = ""
 
     def answer(self, path: str, body: Any) -> Any:
         if path == "/v1/models":
@@ -225,7 +226,8 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
             body = orjson.loads(self.rfile.read(length)) if length else None
             fake.auth.append(self.headers.get("Authorization"))
             raw = orjson.dumps(fake.answer(self.path, body))
-            self.send_response(200)
+            failing = body and fake.fail_on and fake.fail_on in str(body.get("prompt"))
+            self.send_response(400 if failing else 200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
@@ -284,3 +286,20 @@ def test_probe_prints_every_format_and_limits_the_table(files: dict[str, Path]) 
     sarif = run("probe", str(files["eval"]), "-m", spec, "--method", "ppl", "-f", "sarif")
     assert sarif.exit_code == 0, sarif.output
     assert orjson.loads(sarif.stdout)["version"] == "2.1.0"
+
+
+def test_a_server_error_names_the_example_and_keeps_the_scored_ones(
+    stub: Stub, files: dict[str, Path], tmp_path: Path
+) -> None:
+    # NOTE: the line named the endpoint only, not which of the eval set's examples failed
+    stub.fail_on = "fence"
+    out = tmp_path / "scores.json"
+    args = ["probe", str(files["eval"]), "-m", f"openai:{stub.url}", "--method", "ppl"]
+    result = run(*args, "-o", str(out), "--batch-size", "1")
+    _one_line_error(result, f"eval example fresh ({files['eval']}:4)", "HTTP 400", "partial.jsonl")
+    partial = (tmp_path / "scores.json.partial.jsonl").read_bytes().splitlines()
+    assert [orjson.loads(line)["id"] for line in partial[1:]] == ["t0", "t1", "t2"]
+    stub.fail_on = ""
+    resumed = run(*args, "-o", str(out), "--batch-size", "1")
+    assert resumed.exit_code == 0, resumed.output
+    assert len(load_report(out).examples) == 5

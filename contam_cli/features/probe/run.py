@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from contam_cli.detectors.providers.base import Provider
+from contam_cli.detectors.providers.base import Provider, ProviderError
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.probe.assemble import build_report
@@ -143,9 +143,14 @@ def _score_all(
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             # NOTE: the values a resumed run reads back from the sidecar, so both runs agree.
-            entries = orjson.loads(
-                orjson.dumps(plan.score(provider, [recs[i].text for i in batch]))
-            )
+            try:
+                entries = orjson.loads(
+                    orjson.dumps(plan.score(provider, [recs[i].text for i in batch]))
+                )
+            except ProviderError as e:
+                raise ProviderError(
+                    f"{_batch_name(name, recs, batch)}: {e}{_kept(store)}"
+                ) from None
             if store is not None:
                 store.append(name, batch, entries)
             for i, entry in zip(batch, entries):
@@ -154,3 +159,14 @@ def _score_all(
             if progress is not None:
                 progress(count, total)
     return {name: [e for e in got if e is not None] for name, got in results.items()}
+
+
+def _batch_name(name: str, recs: Sequence[Record], batch: Sequence[int]) -> str:
+    """The examples of a failed batch, for its one-line error."""
+    first, last = recs[batch[0]], recs[batch[-1]]
+    what = f"{name} example {first.id} ({first.locator})"
+    return what if len(batch) == 1 else f"{what} to {last.id} ({last.locator}), a batch"
+
+
+def _kept(store: Sidecar | None) -> str:
+    return "" if store is None else f"; the examples scored are kept in {store.path}: run again"
