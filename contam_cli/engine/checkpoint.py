@@ -144,7 +144,7 @@ def _stat(path: str | Path | RemoteFile) -> str:
     the mtime still runs again; a file merely moved or re-permissioned runs again too, never the
     other way round."""
     if isinstance(path, RemoteFile):
-        return path.version  # NOTE: the listed size and ETag: a changed object runs again
+        return path.version  # NOTE: the listed size, ETag and times: a changed object runs again
     try:
         st = os.stat(path)
     except OSError:

@@ -43,6 +43,9 @@ READ_BLOCK = 8 << 20
 """Bytes fetched per request beyond what a read asks for (fsspec's read-ahead cache): a 64 MiB
 range is a handful of requests, and a range reads at most this much past its end."""
 _VERSION_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "blob_id", "checksum")
+#: What a listing says of when an object was written (S3, Azure, GCS, local files: mtime and
+#: st_ctime as ``created``, SFTP, FTP): kept beside the ETag, for backends that list none.
+_STAMP_KEYS = ("LastModified", "last_modified", "updated", "mtime", "modify", "created")
 
 
 def is_url(value: object) -> bool:
@@ -80,6 +83,8 @@ class RemoteFile:
     (GCS ``md5Hash``, a Hugging Face blob id); None when it gives none."""
     rel: str = ""
     """Its path below the prefix that was listed ("" for an object given by its own URL)."""
+    stamp: str = ""
+    """When the listing says it was written (:data:`_STAMP_KEYS`), "" when it says nothing."""
 
     def __str__(self) -> str:
         return self.url
@@ -94,8 +99,9 @@ class RemoteFile:
 
     @property
     def version(self) -> str:
-        """Size and ETag: what says that the object is still the one listed."""
-        return f"{self.size}:{self.etag}"
+        """Size, ETag and write times: what says that the object is still the one listed (a
+        backend that lists no ETag, such as ``file://`` or ``sftp://``, has its times)."""
+        return f"{self.size}:{self.etag}:{self.stamp}"
 
     def stat(self) -> os.stat_result:
         """A read-only regular file of the listed size (modification time unknown: 0)."""
@@ -197,7 +203,9 @@ def list_objects(url: str) -> tuple[bool, list[RemoteFile]]:
 
 
 def _remote_file(fs: Any, name: str, info: dict[str, Any], rel: str) -> RemoteFile:
-    return RemoteFile(fs.unstrip_protocol(name), int(info.get("size") or 0), _version(info), rel)
+    stamp = ";".join(f"{k}={info[k]}" for k in _STAMP_KEYS if info.get(k) is not None)
+    size = int(info.get("size") or 0)
+    return RemoteFile(fs.unstrip_protocol(name), size, _version(info), rel, stamp)
 
 
 def open_object(file: RemoteFile | str) -> io.RawIOBase:
