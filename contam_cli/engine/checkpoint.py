@@ -51,6 +51,8 @@ R = TypeVar("R")
 MARKER = ".contam-checkpoint.json"
 _LOCK = ".contam-checkpoint.lock"
 SCHEMA = "contam.checkpoint/3"
+_ENTRY = b"contam\x00\x01"
+"""An entry's first bytes; the sha256 of the pickle follows, then the pickle."""
 
 #: Fields that never change a task's result (how fast, not what): left out of a pass key, so a
 #: resumed run may use more workers or the compiled kernels.
@@ -336,18 +338,18 @@ class _Store:
             if kept[-1]:
                 _link_or_copy(out, path.with_suffix(".out") / str(j))
         entry = {"key": key, "result": result, "outputs": kept}
-        write_atomic(path, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+        data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+        write_atomic(path, _ENTRY + hashlib.sha256(data).digest() + data)
 
     def load(self, key: str, outputs: Sequence[Path], rerun: Callable[[], Any]) -> Any:
         """The kept result of `key` (its output files put back); run again when the entry cannot
-        be read back (a truncated or foreign file)."""
+        be read back (a truncated, damaged or foreign file)."""
         path = self._path(key)
         try:
-            with open(path, "rb") as fh:
-                entry = pickle.load(fh)
+            entry = _read_entry(path)
             if not isinstance(entry, dict) or entry.get("key") != key:
                 raise ValueError("another task's entry")
-        except (OSError, EOFError, ValueError, pickle.UnpicklingError, AttributeError):
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError, AttributeError, ImportError):
             result = rerun()
             self.save(key, result, outputs)
             return result
@@ -355,6 +357,18 @@ class _Store:
             if kept:
                 _link_or_copy(path.with_suffix(".out") / str(j), out)
         return entry["result"]
+
+
+def _read_entry(path: Path) -> Any:
+    """An entry's content, unpickled only when its bytes are the ones written (their sha256):
+    a damaged entry that still unpickled gave another result, or failed in the unpickler with
+    whatever a flipped byte made of it (a module name, a size)."""
+    data = path.read_bytes()
+    start = len(_ENTRY) + 32
+    head, digest, body = data[: len(_ENTRY)], data[len(_ENTRY) : start], data[start:]
+    if head != _ENTRY or hashlib.sha256(body).digest() != digest:
+        raise ValueError("a damaged or foreign entry")
+    return pickle.loads(body)
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:

@@ -5,6 +5,7 @@ another configuration is refused; a changed corpus file or a damaged entry runs 
 from __future__ import annotations
 
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 import contam_cli.engine.shards as shards
 from contam_cli import ScanOptions, clean_corpus, scan
+from contam_cli.engine import checkpoint
 from contam_cli.engine.checkpoint import MARKER, Checkpointed, config_key, task_key
 from contam_cli.engine.executor import Executor, InProcess, LocalProcesses
 from contam_cli.errors import ArgumentError, OutputError, UsageError
@@ -272,6 +274,28 @@ def test_a_changed_file_or_a_damaged_entry_runs_again(tmp_path: Path, small_shar
     plan = shards.plan_shards(0, shards.Source("c", _files(corpus)))
     # NOTE: part1's byte ranges all moved; the damaged entry ran again in-process, uncounted.
     assert counting.counts == [sum("part1" in sh.key for sh in plan)]
+
+
+def test_a_damaged_entry_that_still_unpickles_runs_again(
+    tmp_path: Path, small_shards: None
+) -> None:
+    """A flipped byte could leave an entry that unpickles to another result (a wrong report,
+    a leak gone) or fails in the unpickler (a module name): each entry's pickle is checked
+    against its sha256 first, and such an entry runs again."""
+    evals, corpus = make_corpus(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    expected = scan(evals, corpus, n=5, executor=Checkpointed(InProcess(), ckpt))
+    start = len(checkpoint._ENTRY) + 32
+    read = {e: pickle.loads(e.read_bytes()[start:]) for e in entries(ckpt)}
+    leak = next(e for e, entry in read.items() if entry["result"].evidence)
+    clean = next(e for e, entry in read.items() if not entry["result"].evidence)
+    forged = pickle.dumps({**read[leak], "result": read[clean]["result"]})
+    leak.write_bytes(leak.read_bytes()[:start] + forged)  # NOTE: a valid pickle, the old digest
+    renamed = next(e for e in read if e not in (leak, clean))
+    renamed.write_bytes(renamed.read_bytes().replace(b"contam_cli", b"contbm_cli"))
+    counting = Counting(InProcess())
+    assert scan(evals, corpus, n=5, executor=Checkpointed(counting, ckpt)) == expected
+    assert counting.counts == [0]  # NOTE: the damaged entries ran again in-process, uncounted
 
 
 @pytest.mark.parametrize("url", [False, True], ids=["path", "file-url"])
