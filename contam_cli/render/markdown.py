@@ -40,17 +40,28 @@ def render_markdown(report: Report, *, top: int = 20, max_bytes: int = 1_000_000
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < MIN_BYTES:
         raise ArgumentError(f"max_bytes must be an integer of at least {MIN_BYTES}")
     head = _head(report)
-    tail = [
-        *_unscorable(report),
-        *_warnings(report),
+    tail = _tail(report, LISTED, 500)
+    budget = max_bytes - _size(head) - _size(tail) - 200
+    if budget < max_bytes // 2:
+        # NOTE: a nearly full step summary: the flagged examples' rows come before the lists
+        # of unscorable ids and warnings (all in the JSON report), which are shortened.
+        tail = _tail(report, 5, 160)
+        budget = max_bytes - _size(head) - _size(tail) - 200
+    return "".join(
+        line + "\n" for line in _fit([*head, *_examples(report, top, budget), *tail], max_bytes)
+    )
+
+
+def _tail(report: Report, listed: int, chars: int) -> list[str]:
+    """The sections after the examples, listing at most `listed` ids and warnings, each
+    warning cut at `chars` characters."""
+    return [
+        *_unscorable(report, listed),
+        *_warnings(report, listed, chars),
         *_methods(report),
         *_labels(report),
         *_deployment(report),
     ]
-    budget = max_bytes - _size(head) - _size(tail) - 200
-    return "".join(
-        line + "\n" for line in _fit([*head, *_examples(report, top, budget), *tail], max_bytes)
-    )
 
 
 def cell(value: object, limit: int = 120) -> str:
@@ -261,11 +272,11 @@ def _input_reasons(e: ExampleResult) -> str:
     return "; ".join(parts)
 
 
-def _unscorable(report: Report) -> list[str]:
+def _unscorable(report: Report, listed: int) -> list[str]:
     n = report.summary()["unscorable"]
     if not n:
         return []
-    ids = [e.id for e in report.unscorable[:LISTED]]
+    ids = [e.id for e in report.unscorable[:listed]]
     listed = ", ".join(cell(i, 80) for i in ids) + (
         f", … {n - len(ids)} more" if n > len(ids) else ""
     )
@@ -277,13 +288,13 @@ def _unscorable(report: Report) -> list[str]:
     ]
 
 
-def _warnings(report: Report) -> list[str]:
+def _warnings(report: Report, listed: int, chars: int) -> list[str]:
     if not report.warnings:
         return []
     lines = ["", "## Warnings", ""]
-    lines += [f"- {cell(w, 500)}" for w in report.warnings[:LISTED]]
-    if len(report.warnings) > LISTED:
-        lines.append(f"- … {len(report.warnings) - LISTED} more warnings (in the JSON report)")
+    lines += [f"- {cell(w, chars)}" for w in report.warnings[:listed]]
+    if len(report.warnings) > listed:
+        lines.append(f"- … {len(report.warnings) - listed} more warnings (in the JSON report)")
     return lines
 
 

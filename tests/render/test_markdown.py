@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +242,15 @@ def test_every_format_has_a_renderer(in_root: Path, fmt: OutputFormat) -> None:
 def test_unknown_format() -> None:
     with pytest.raises(UsageError, match="unknown output format 'xml'"):
         renderer("xml")
+
+
+def test_a_nearly_full_summary_keeps_the_flagged_rows_before_long_lists(in_root: Path) -> None:
+    # NOTE: with ~6 KB left in a step summary, long warnings took the room and no example row
+    # was written (only "… N more lines").
+    report = replace(fixture_scan(), warnings=tuple(f"w{i} " + "x" * 600 for i in range(30)))
+    text = render_markdown(report, max_bytes=6000)
+    assert len(text.encode("utf-8")) <= 6000
+    assert "| 1 | q1 |" in text and "| 2 | q2 |" in text
+    assert "- … 25 more warnings (in the JSON report)" in text
+    roomy = render_markdown(report)
+    assert "- … 10 more warnings (in the JSON report)" in roomy  # the full lists otherwise
