@@ -272,11 +272,11 @@ def _input_reasons(e: ExampleResult) -> str:
     return "; ".join(parts)
 
 
-def _unscorable(report: Report, listed: int) -> list[str]:
+def _unscorable(report: Report, at_most: int) -> list[str]:
     n = report.summary()["unscorable"]
     if not n:
         return []
-    ids = [e.id for e in report.unscorable[:listed]]
+    ids = [e.id for e in report.unscorable[:at_most]]
     listed = ", ".join(cell(i, 80) for i in ids) + (
         f", … {n - len(ids)} more" if n > len(ids) else ""
     )
