@@ -324,8 +324,9 @@ class RayExecutor(Executor):
 
 
 def _check_reachable(address: str, timeout: float = 10.0) -> None:
-    """Fail in seconds on a ``HOST:PORT`` or ``ray://HOST:PORT`` nobody listens on (Ray itself
-    keeps retrying for minutes); ``auto`` and the like are left to Ray.
+    """Fail in seconds on a ``HOST:PORT`` or ``ray://HOST:PORT`` nobody listens on, or where
+    what listens speaks no gRPC (a dashboard's port, say): Ray itself retries for minutes and
+    writes a warning a second. ``auto`` and the like, and TLS clusters, are left to Ray.
 
     >>> _check_reachable("auto")
     """
@@ -333,7 +334,14 @@ def _check_reachable(address: str, timeout: float = 10.0) -> None:
     if not sep or not port.isdigit() or not host:
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):
+                # NOTE: HTTP/2's client preface and an empty SETTINGS frame; a gRPC server (the
+                # GCS, the Ray Client server) answers with a frame of its own, type 4.
+                conn.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0")
+                head = conn.recv(9, socket.MSG_WAITALL)
+                if len(head) < 9 or head[3] != 4:
+                    raise ContamError(f"no Ray cluster at {address}: it does not speak gRPC")
     except OSError as e:
         raise ContamError(f"cannot reach the Ray cluster at {address}: {e}") from None
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -72,6 +74,26 @@ def test_an_unreachable_cluster_fails_in_seconds() -> None:
     with pytest.raises(ContamError, match="cannot reach the Ray cluster at 127.0.0.1:1"):
         list(RayExecutor("127.0.0.1:1").map(_sleep_and_echo, "ctx", [0.0]))
     assert time.monotonic() - start < 15
+
+
+def test_an_address_where_no_ray_listens_fails_in_seconds() -> None:
+    # NOTE: a dashboard's port, say: Ray retried for minutes, writing a warning a second.
+    assert not ray.is_initialized()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(64)
+                conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+
+        threading.Thread(target=answer, daemon=True).start()
+        start = time.monotonic()
+        with pytest.raises(ContamError, match=f"no Ray cluster at 127.0.0.1:{port}: .* gRPC"):
+            list(RayExecutor(f"127.0.0.1:{port}").map(_sleep_and_echo, "ctx", [0.0]))
+    assert time.monotonic() - start < 15
+    assert not ray.is_initialized()
 
 
 def make_corpus(d: Path, files: int = 3, docs: int = 150) -> tuple[list[str], list[Path]]:
