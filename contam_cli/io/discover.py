@@ -40,6 +40,11 @@ def _matches(rel: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(base, g) for g in patterns)
 
 
+def _kept(rel: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether `rel` passes the ``--include``/``--exclude`` globs."""
+    return (not include or _matches(rel, include)) and not _matches(rel, exclude)
+
+
 def _walk(root: Path) -> Iterator[str]:
     """Relative posix paths of the non-hidden files below ``root``; an unlistable directory, a
     directory symlink loop, or a file of a known format that cannot be read (a broken symlink,
@@ -106,25 +111,18 @@ def iter_files(
         check_regular(root)
         return [root]
     rels = sorted(
-        rel
-        for rel in _walk(root)
-        if format_of(rel) is not None
-        and (not include or _matches(rel, include))
-        and not _matches(rel, exclude)
+        rel for rel in _walk(root) if format_of(rel) is not None and _kept(rel, include, exclude)
     )
     if not rels:
         raise InputError(path, _NOTHING_FOUND)
     return [root / rel for rel in rels]
 
 
-_KNOWN = (
-    "contam reads .jsonl, .json, .txt, .ndjson, .parquet, .arrow; text formats optionally "
-    ".gz/.bz2/.xz/.zst"
+_FORMATS = (
+    ".jsonl, .json, .txt, .ndjson, .parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst"
 )
-_NOTHING_FOUND = (
-    "no input files found (looked for .jsonl, .json, .txt, .ndjson, "
-    ".parquet, .arrow; text formats optionally .gz/.bz2/.xz/.zst)"
-)
+_KNOWN = f"contam reads {_FORMATS}"
+_NOTHING_FOUND = f"no input files found (looked for {_FORMATS})"
 
 
 def files_bytes(
@@ -149,9 +147,7 @@ def list_files(
     rels = sorted(
         rel
         for rel in _visible(list(by_rel))
-        if format_of(rel) is not None
-        and (not include or _matches(rel, include))
-        and not _matches(rel, exclude)
+        if format_of(rel) is not None and _kept(rel, include, exclude)
     )
     if not rels:
         raise InputError(path, _NOTHING_FOUND)
@@ -172,13 +168,7 @@ def unread_files(
         rels = list(_walk(Path(path)))
     else:
         return []
-    return sorted(
-        rel
-        for rel in rels
-        if format_of(rel) is None
-        and (not include or _matches(rel, include))
-        and not _matches(rel, exclude)
-    )
+    return sorted(rel for rel in rels if format_of(rel) is None and _kept(rel, include, exclude))
 
 
 def unread_warnings(

@@ -187,12 +187,7 @@ def _flags(spec: TextSpec) -> str:
 def file_entry(path: Path, out: Path) -> dict[str, Any]:
     """A corpus file as the header records it: absolute path, path relative to the index
     directory `out`, sha256 and size."""
-    # NOTE: abspath, not resolve(): a path through a symlink stays as the user sees it.
-    absolute = os.path.abspath(path)
-    try:
-        relpath: str | None = os.path.relpath(absolute, os.path.abspath(out))
-    except ValueError:  # NOTE: the corpus on another drive than the index (Windows)
-        relpath = None
+    absolute, relpath = _located(path, out)
     return {
         "path": absolute,
         "relpath": relpath,
@@ -201,16 +196,23 @@ def file_entry(path: Path, out: Path) -> dict[str, Any]:
     }
 
 
+def _located(path: Path, out: Path) -> tuple[str, str | None]:
+    """`path`'s absolute path and its path relative to the index directory `out` (None when
+    none exists: another drive, on Windows)."""
+    # NOTE: abspath, not resolve(): a path through a symlink stays as the user sees it.
+    absolute = os.path.abspath(path)
+    try:
+        return absolute, os.path.relpath(absolute, os.path.abspath(out))
+    except ValueError:
+        return absolute, None
+
+
 def root_entry(
     path: Path, out: Path, include: Sequence[str], exclude: Sequence[str]
 ) -> dict[str, Any]:
     """A corpus directory as the header records it: absolute path, path relative to the index
     directory `out`, and the globs its files were found with."""
-    absolute = os.path.abspath(path)
-    try:
-        relpath: str | None = os.path.relpath(absolute, os.path.abspath(out))
-    except ValueError:  # NOTE: the corpus on another drive than the index (Windows)
-        relpath = None
+    absolute, relpath = _located(path, out)
     return {"path": absolute, "relpath": relpath, "include": [*include], "exclude": [*exclude]}
 
 
