@@ -25,6 +25,10 @@ __all__ = [
 Where = tuple[str, int | None]
 """(path, line) of the record being read, for error messages."""
 
+TURN_KEYS = ("content", "value", "text")
+"""Where a chat turn's text is looked for, in this order (OpenAI, ShareGPT, other exports)."""
+PART_KEYS = ("text", "content")
+"""Where a text content part's text is looked for, in this order."""
 TEXT_KEYS = ("text", "content", "question", "prompt", "instruction", "messages", "conversations")
 """The keys a record's text is auto-detected from (see :func:`extract_text`)."""
 ID_KEYS = ("id", "_id", "uid", "qid", "question_id", "task_id", "example_id", "idx")
@@ -87,7 +91,7 @@ def _turn_text(turn: dict[str, Any], spec: TextSpec, where: Where) -> str | None
             return None
     # NOTE: "text" too: some chat exports name a turn's content so ({"role", "text"}), and a
     # turn read as empty hid what it held from the scan.
-    key = next((k for k in ("content", "value", "text") if k in turn), None)
+    key = next((k for k in TURN_KEYS if k in turn), None)
     content = None if key is None else turn[key]
     return None if content is None else _value_text(content, "content", spec, where)
 
@@ -104,7 +108,7 @@ def _item_text(item: object, name: str, spec: TextSpec, where: Where) -> str | N
         if "role" in item or "from" in item:
             return _turn_text(item, spec, where)
         if str(item.get("type", "text")).endswith("text"):
-            for key in ("text", "content"):  # NOTE: a text part's text, under either name
+            for key in PART_KEYS:
                 if key in item:
                     return _value_text(item[key], name, spec, where)
         if "type" in item:

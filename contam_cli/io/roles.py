@@ -14,7 +14,7 @@ from typing import Any
 
 from contam_cli.errors import UsageError
 from contam_cli.io.columnar import arrow_rows, parquet_rows
-from contam_cli.io.extract import TextSpec
+from contam_cli.io.extract import TURN_KEYS, TextSpec
 from contam_cli.io.formats import detect_format, open_binary
 from contam_cli.io.jsonarray import iter_array_elements
 from contam_cli.io.lines import decode_whole, iter_lines
@@ -37,7 +37,7 @@ def roles_in(obj: Any) -> Iterator[str]:
     """
     if isinstance(obj, dict):
         role = obj.get("role", obj.get("from"))
-        if isinstance(role, str) and ("content" in obj or "value" in obj or "text" in obj):
+        if isinstance(role, str) and any(k in obj for k in TURN_KEYS):
             yield role
             if role in _SHAREGPT:
                 yield _SHAREGPT[role]

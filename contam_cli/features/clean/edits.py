@@ -11,6 +11,8 @@ import orjson
 
 from contam_cli.io.extract import (
     ID_KEYS,  # NOTE: the id keys the readers auto-detect; split pieces suffix the same key.
+    PART_KEYS,
+    TURN_KEYS,
     TextSpec,
     extract_text,
 )
@@ -216,12 +218,12 @@ def _item_leaves(item: Any, path: tuple[Key, ...], spec: TextSpec) -> list[_Leaf
             if _SHAREGPT_ROLES.get(role, role) not in spec.roles:
                 return None
         # NOTE: the keys io.extract reads a turn's text from, in its order.
-        key = next((k for k in ("content", "value", "text") if k in item), None)
+        key = next((k for k in TURN_KEYS if k in item), None)
         if key is None or item[key] is None:
             return None
         return _value_leaves(item[key], (*path, key), spec)
     if str(item.get("type", "text")).endswith("text"):
-        for key in ("text", "content"):
+        for key in PART_KEYS:
             if key in item:
                 return _value_leaves(item[key], (*path, key), spec)
     if "type" in item:
