@@ -38,11 +38,15 @@ from contam_cli.engine.shards import plan_shards  # noqa: E402
 from contam_cli.features.eval_side import index_eval_refs  # noqa: E402
 from contam_cli.features.eval_texts import attach_eval_texts  # noqa: E402
 from contam_cli.features.ngram_report import ngram_report  # noqa: E402
-from contam_cli.features.scan import _trim_heap, describe_sources, resolve_sources  # noqa: E402
+from contam_cli.features.scan import (  # noqa: E402
+    _trim_heap,
+    _want_kernels,
+    describe_sources,
+    resolve_sources,
+)
 from contam_cli.policy import FlagPolicy  # noqa: E402
 from contam_cli.report import save_report  # noqa: E402
 from contam_cli.text import Tokenizer  # noqa: E402
-from contam_cli.text.accel import kernels  # noqa: E402
 
 
 def _rss_mb() -> float:
@@ -101,8 +105,7 @@ def profile(args: argparse.Namespace) -> str:
     ph = Phases(args.tracemalloc)
     opts = ScanOptions(jobs=args.jobs, eval_cache=args.eval_cache)
     sources = resolve_sources(str(args.corpus), opts)
-    on_disk = sum(p.stat().st_size for s in sources for p in s.paths)
-    opts = replace(opts, accel=on_disk >= 64 << 20 and kernels() is not None)
+    opts = replace(opts, accel=_want_kernels(opts, sources, str(args.eval)))  # NOTE: as a scan
     tk = Tokenizer(opts.norm, accel=opts.accel)
     ev = str(args.eval)
     records, eval_inputs, index = ph.run(
