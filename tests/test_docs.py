@@ -157,3 +157,11 @@ def test_the_architecture_page_names_every_module() -> None:
         ):
             missing.append(rel)
     assert not missing, f"docs/architecture.md does not describe: {missing}"
+
+
+def test_the_architecture_page_describes_each_module_once() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1] for line in page.splitlines() if line.startswith("| `")]
+    named = [m for row in rows for m in re.findall(r"`([^`]+\.py)`", row)]
+    twice = sorted({m for m in named if named.count(m) > 1})
+    assert not twice, f"docs/architecture.md describes more than once: {twice}"
