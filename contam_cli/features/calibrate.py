@@ -16,7 +16,8 @@ With the fuzzy detector on (``ScanOptions.fuzzy``) each source also gets ``fuzzy
 `percentile` of the controls' fuzzy scores in that source (their best alignment there, 0 where
 nothing aligned; controls shorter than its ``min_tokens`` left out), at most 1.0 -- the rule of
 ``overlap_fraction``; ``controls`` then counts the controls both detectors scored, and the file
-records the fuzzy settings.
+records the fuzzy settings. Each source read from paths records them (``calibrated_on``), so
+that a scan giving a source another one's paths refuses the file.
 
 The result saves to, and loads from, a thresholds file (``contam.thresholds/1``), which a scan
 takes with ``FlagPolicy(thresholds=...)`` (``contam scan --thresholds``). ``common_out`` also
@@ -49,7 +50,7 @@ from contam_cli.io.inputs import classify, name_paths
 from contam_cli.io.model import Record
 from contam_cli.io.output import atomic_writer, output_group
 from contam_cli.policy.rules import FlagPolicy, SourceThreshold
-from contam_cli.policy.thresholds import Thresholds
+from contam_cli.policy.thresholds import Thresholds, corpus_paths
 from contam_cli.stats.percentile import percentile as percentile_of
 from contam_cli.text import NormConfig, tokenize
 
@@ -125,6 +126,7 @@ def calibrate(
             percentile=float(percentile),
             min_run=min_run,
             fuzzy=opts.describe().get("fuzzy"),
+            calibrated_on=corpus_paths(sources),
             tool_version=__version__,
             origin="calibrate",
             warnings=leaked,

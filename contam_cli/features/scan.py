@@ -41,6 +41,7 @@ from contam_cli.io.model import Record
 from contam_cli.io.remote import RemoteFile, url_parts
 from contam_cli.io.roles import check_roles
 from contam_cli.policy import FlagPolicy
+from contam_cli.policy.thresholds import check_corpus
 from contam_cli.report import Report
 from contam_cli.text import Tokenizer
 
@@ -98,6 +99,7 @@ def scan(
         return _scan_index(eval, Path(index), policy, opts, verify)
     sources = resolve_sources(corpus, opts)
     warnings = policy.check(opts.n, opts.norm, [s.name for s in sources])
+    warnings += check_corpus(policy.thresholds, corpus)
     given = [eval, *(corpus.values() if isinstance(corpus, Mapping) else [corpus])]
     warnings += unread_warnings(given, opts.include, opts.exclude)
     check_input_roles(eval, [p for s in sources for p in s.paths], opts)

@@ -4,8 +4,10 @@ The file (``contam.thresholds/1``) records, per source, the run and overlap thre
 known-clean controls (and the fuzzy detector's, ``fuzzy``, when calibrated with it), how many
 controls they rest on, and whether that is enough for the percentile asked; and the n,
 normalization and percentile they were measured with (and the fuzzy settings), so that a scan
-with another n or normalization refuses it. A hand-written file may hold only ``sources`` (or
-just the per-source mapping).
+with another n or normalization refuses it. Per source read from paths, ``calibrated_on``
+records them as given and resolved: a scan that gives a source the paths another source was
+calibrated on (swapped or misnamed sources) refuses the file, and one that gives it other paths
+warns. A hand-written file may hold only ``sources`` (or just the per-source mapping).
 
 >>> t = parse_thresholds({"sources": {"web": {"longest_run": 40}}}, "t.json")
 >>> t["web"].longest_run
@@ -15,25 +17,88 @@ just the per-source mapping).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from contam_cli._version import __version__
 from contam_cli.errors import UsageError
+from contam_cli.io.inputs import classify
 from contam_cli.io.json_keys import check_unique_keys
 from contam_cli.io.output import write_atomic
+from contam_cli.io.remote import Url, url_parts
 from contam_cli.policy.rules import SourceThreshold
 from contam_cli.text import NormConfig
 
-__all__ = ["THRESHOLDS_SCHEMA", "Thresholds", "load_thresholds", "parse_thresholds"]
+__all__ = [
+    "THRESHOLDS_SCHEMA",
+    "CorpusPaths",
+    "Thresholds",
+    "check_corpus",
+    "corpus_paths",
+    "load_thresholds",
+    "parse_thresholds",
+]
 
 THRESHOLDS_SCHEMA = "contam.thresholds/1"
 _TOP = {"schema", "tool", "n", "normalization", "percentile", "min_run", "fuzzy", "sources"}
-_SOURCE = {"longest_run", "overlap_fraction", "controls", "well_estimated", "fuzzy"}
+_SOURCE = {
+    "longest_run",
+    "overlap_fraction",
+    "controls",
+    "well_estimated",
+    "fuzzy",
+    "calibrated_on",
+}
+
+
+class CorpusPaths(NamedTuple):
+    """The paths (and URLs) a source was read from: as given, and resolved (absolute, links
+    followed; a URL as it is), in the same order."""
+
+    given: tuple[str, ...]
+    resolved: tuple[str, ...]
+
+    def same(self, other: CorpusPaths) -> bool:
+        """The same files or directories, in any order."""
+        return set(self.resolved) == set(other.resolved)
+
+    def shown(self, other: CorpusPaths) -> tuple[str, str]:
+        """Both, as given, or resolved where they are given alike (another directory)."""
+        mine, theirs = ", ".join(self.given), ", ".join(other.given)
+        if mine == theirs:
+            return ", ".join(self.resolved), ", ".join(other.resolved)
+        return mine, theirs
+
+
+def corpus_paths(corpus: Any) -> dict[str, CorpusPaths]:
+    """Per source of a scan's or calibration's `corpus` argument (one input, or a mapping of
+    source name to one), the paths it is read from; sources in memory are left out."""
+    named = corpus.items() if isinstance(corpus, Mapping) else [("corpus", corpus)]
+    out = {}
+    for name, value in named:
+        parts = url_parts(value, f"source {name!r}")
+        if parts is None:
+            parts = list(classify(value, what=f"source {name!r}").paths)
+            if not parts:
+                continue
+        given = tuple(str(p) for p in parts)
+        resolved = tuple(
+            str(p) if isinstance(p, Url) else str(Path(os.fspath(p)).resolve()) for p in parts
+        )
+        out[str(name)] = CorpusPaths(given, resolved)
+    return out
+
+
+def check_corpus(thresholds: Mapping[str, SourceThreshold], corpus: Any) -> list[str]:
+    """A scan's warnings about `thresholds` calibrated on other paths than its `corpus` gives
+    their sources; UsageError when a source reads what another was calibrated on."""
+    check = getattr(thresholds, "check_corpus", None)
+    return [] if check is None else list(check(corpus_paths(corpus)))
 
 
 @dataclass(frozen=True)
@@ -48,6 +113,8 @@ class Thresholds(Mapping[str, SourceThreshold]):
     fuzzy: Mapping[str, Any] | None = None
     """The fuzzy detector's settings the ``fuzzy`` thresholds were measured with (None: none
     were, or not recorded); a fuzzy scan with other settings refuses them."""
+    calibrated_on: Mapping[str, CorpusPaths] = field(default_factory=dict)
+    """Per source read from paths, the paths its thresholds were measured on."""
     tool_version: str | None = field(default=None, compare=False)
     origin: str = field(default="--thresholds", compare=False)
     """Where they were read from, for messages."""
@@ -98,6 +165,34 @@ class Thresholds(Mapping[str, SourceThreshold]):
                 f"(sources: {', '.join(map(repr, source_names))})"
             )
 
+    def check_corpus(self, scanned: Mapping[str, CorpusPaths]) -> list[str]:
+        """Warnings per source whose `scanned` paths are not those it was calibrated on;
+        UsageError when they are those another source was calibrated on (swapped or misnamed
+        sources would apply that source's thresholds). Not recorded: nothing to check."""
+        out = []
+        for name, paths in scanned.items():
+            mine = self.calibrated_on.get(name)
+            if mine is not None and mine.same(paths):
+                continue
+            other = next(
+                (k for k, v in self.calibrated_on.items() if k != name and v.same(paths)), None
+            )
+            if other is not None:
+                raise UsageError(
+                    f"{self.origin}: source {name!r} reads {', '.join(paths.given)}, the paths "
+                    f"source {other!r} was calibrated on: its thresholds would apply to {name!r} "
+                    "(swapped or misnamed sources); give each source its own paths, or calibrate "
+                    "again"
+                )
+            if mine is not None:
+                now, then = paths.shown(mine)
+                out.append(
+                    f"{self.origin}: the thresholds for source {name!r} were calibrated on "
+                    f"{then}, this scan reads {now}: applied as they are (calibrate again if "
+                    "the source changed)"
+                )
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """The file's JSON (``fuzzy`` keys only when there are fuzzy thresholds, so files
         without them keep their bytes)."""
@@ -111,7 +206,14 @@ class Thresholds(Mapping[str, SourceThreshold]):
         }
         if self.fuzzy is not None:
             out["fuzzy"] = dict(self.fuzzy)
-        out["sources"] = {k: v.describe() for k, v in sorted(self.sources.items())}
+        out["sources"] = {k: self._source_dict(k) for k in sorted(self.sources)}
+        return out
+
+    def _source_dict(self, name: str) -> dict[str, Any]:
+        out = self.sources[name].describe()
+        paths = self.calibrated_on.get(name)
+        if paths is not None:
+            out["calibrated_on"] = {"paths": list(paths.given), "resolved": list(paths.resolved)}
         return out
 
     def to_json(self) -> bytes:
@@ -151,6 +253,11 @@ def parse_thresholds(data: object, where: str) -> Thresholds:
     if not isinstance(table, dict) or not table:
         raise UsageError(f"{where}: 'sources' must be a non-empty object of source -> thresholds")
     sources = {str(name): _source(t, f"{where}: sources.{name}") for name, t in table.items()}
+    calibrated_on = {
+        str(name): _paths(t["calibrated_on"], f"{where}: sources.{name}.calibrated_on")
+        for name, t in table.items()
+        if "calibrated_on" in t
+    }
     n = data.get("n")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise UsageError(f"{where}: n must be an integer >= 1, got {n!r}")
@@ -168,6 +275,7 @@ def parse_thresholds(data: object, where: str) -> Thresholds:
         percentile=_optional(data.get("percentile"), (int, float), f"{where}: percentile"),
         min_run=_optional(data.get("min_run"), int, f"{where}: min_run"),
         fuzzy=fuzzy,
+        calibrated_on=calibrated_on,
         tool_version=tool.get("version") if isinstance(tool, dict) else None,
         origin=where,
     )
@@ -202,3 +310,16 @@ def _source(t: object, where: str) -> SourceThreshold:
     if found.longest_run is None and found.overlap_fraction is None and found.fuzzy is None:
         raise UsageError(f"{where}: needs longest_run, overlap_fraction or fuzzy")
     return found
+
+
+def _paths(value: object, where: str) -> CorpusPaths:
+    """``{"paths": [...], "resolved": [...]}``: lists of strings of one length, at least one."""
+    if not isinstance(value, dict) or set(value) != {"paths", "resolved"}:
+        raise UsageError(f"{where}: must be an object with 'paths' and 'resolved', got {value!r}")
+    given, resolved = value["paths"], value["resolved"]
+    for key, v in (("paths", given), ("resolved", resolved)):
+        if not isinstance(v, list) or not v or not all(isinstance(p, str) for p in v):
+            raise UsageError(f"{where}.{key}: must be a non-empty list of strings, got {v!r}")
+    if len(given) != len(resolved):
+        raise UsageError(f"{where}: 'paths' and 'resolved' must have one entry per path")
+    return CorpusPaths(tuple(given), tuple(resolved))

@@ -77,6 +77,10 @@ def test_calibrate_writes_the_file_and_prints_the_table(data: dict[str, Path]) -
         "overlap_fraction": 0.625,
         "controls": 2,
         "well_estimated": False,
+        "calibrated_on": {
+            "paths": [str(data["formulaic"])],
+            "resolved": [str(data["formulaic"].resolve())],
+        },
     }
 
 
@@ -185,6 +189,75 @@ def test_thresholds_must_cover_exactly_the_scans_sources(data: dict[str, Path]) 
     for sources, message in ((extra, "no threshold for source 'web'"), (one, "'prose'")):
         result = run("scan", data["eval"], *sources, "-n", "5", "--thresholds", thresholds)
         assert result.exit_code == 2 and message in result.stderr, result.output
+
+
+def test_a_source_given_another_sources_calibration_paths_is_refused(
+    data: dict[str, Path],
+) -> None:
+    _, thresholds = _calibrate(data)
+    swapped = ["--source", f"formulaic={data['prose']}", "--source", f"prose={data['formulaic']}"]
+    for command in (["scan", data["eval"]], ["clean", data["eval"], "-o", data["dir"] / "c.jsonl"]):
+        result = run(*command, *swapped, "-n", "5", "--thresholds", thresholds)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip().splitlines() == [
+            f"contam: error: {thresholds}: source 'formulaic' reads {data['prose']}, the paths "
+            "source 'prose' was calibrated on: its thresholds would apply to 'formulaic' "
+            "(swapped or misnamed sources); give each source its own paths, or calibrate again"
+        ]
+    assert not (data["dir"] / "c.jsonl").exists()
+
+
+def test_other_paths_for_a_source_warn_and_its_thresholds_still_apply(
+    data: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, thresholds = _calibrate(data, "--percentile", "100")
+    copy = data["dir"] / "snapshot"
+    copy.mkdir()
+    (copy / "formulaic.txt").write_bytes(data["formulaic"].read_bytes())
+    report = data["dir"] / "r.json"
+    sources = [
+        "--source",
+        f"formulaic={copy / 'formulaic.txt'}",
+        "--source",
+        f"prose={data['prose']}",
+    ]
+    args = ["-n", "5", "--min-run", "1000", "--thresholds", thresholds, "--report", report]
+    result = run("scan", data["eval"], *sources, *args)
+    assert result.exit_code == 1, result.output
+    line = (
+        f"{thresholds}: the thresholds for source 'formulaic' were calibrated on "
+        f"{data['formulaic']}, this scan reads {copy / 'formulaic.txt'}: applied as they are "
+        "(calibrate again if the source changed)"
+    )
+    assert (
+        result.stderr.count("calibrated on") == 1 and f"contam: warning: {line}\n" in result.stderr
+    )
+    doc = assert_valid_report(report.read_bytes())
+    assert line in doc["warnings"]
+    assert [(r["rule"], r["source"]) for r in doc["examples"][0]["reasons"]] == [
+        ("min-overlap", None),
+        ("source-overlap", "formulaic"),
+    ]
+    # NOTE: the same files spelled another way (relative to another directory) are the same.
+    monkeypatch.chdir(data["dir"])
+    same = ["--source", "formulaic=formulaic.txt", "--source", "prose=./prose.txt"]
+    result = run("scan", data["eval"], *same, *args)
+    assert result.exit_code == 1 and "calibrated on" not in result.stderr, result.output
+
+
+def test_a_thresholds_file_without_paths_applies_as_before(data: dict[str, Path]) -> None:
+    thresholds = data["dir"] / "hand.json"
+    thresholds.write_text(
+        '{"sources": {"formulaic": {"overlap_fraction": 0.9}, "prose": {"longest_run": 100}}}',
+        encoding="utf-8",
+    )
+    swapped = ["--source", f"formulaic={data['prose']}", "--source", f"prose={data['formulaic']}"]
+    args = ["-n", "5", "--min-run", "1000", "--min-overlap", "1", "--json"]
+    result = run("scan", data["eval"], *swapped, *args, "--thresholds", thresholds)
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    doc = assert_valid_report(result.stdout)
+    assert doc["summary"]["flagged"] == 0 and doc["warnings"] == []
+    assert doc["config"]["policy"]["source_thresholds"]["prose"]["longest_run"] == 100
 
 
 def test_scan_and_clean_take_the_boilerplate_options(tmp_path: Path) -> None:
