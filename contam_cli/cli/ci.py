@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, cast
@@ -151,11 +151,15 @@ class Gate:
         return cls(read, write_baseline, per_source, cast(FailOn, chosen or default), tuple(inputs))
 
     def apply(self, report: Report) -> tuple[Report, BaselineResult | None]:
-        """`report` less the baseline (with each finding's state), or as it is without one."""
+        """`report` less the baseline (with each finding's state and, in
+        ``stats.baseline.fail_on``, the gate), or as it is without one."""
         if self.baseline is None:
             return report, None
         result = subtract(report, self.baseline)
-        return result.report, result
+        marked = result.report
+        stats = {**marked.stats, "baseline": {**marked.stats["baseline"], "fail_on": self.fail_on}}
+        marked = replace(marked, stats=stats)
+        return marked, replace(result, report=marked)
 
     def write(self, report: Report, stack: ExitStack) -> None:
         """Enter ``--write-baseline``'s writer into `stack` (an output group: the baseline

@@ -10,8 +10,11 @@ import typer
 
 from contam_cli.cli import ci
 from contam_cli.cli import common as c
-from contam_cli.features.combine import build_report, parse_direction
+from contam_cli.errors import UsageError
+from contam_cli.features.combine import build_report, normalization_disagreement, parse_direction
+from contam_cli.features.combine.states import fail_on_of, recorded_result
 from contam_cli.io.output import atomic_writer, output_group
+from contam_cli.policy.baseline import gate
 from contam_cli.render import OutputFormat, iter_json, render, write_json
 from contam_cli.report import Report
 
@@ -101,6 +104,25 @@ BootstrapOpt = Annotated[
     int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples of each AUC interval.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")]
+FailOnOpt = Annotated[
+    ci.FailOnChoice | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 on new findings (default when --baseline is given or an input scan "
+        "recorded one, unless it recorded --fail-on any), on any finding, or never.",
+        show_default=False,
+    ),
+]
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        metavar="FILE",
+        help="Accepted findings (contam scan --write-baseline), matched by fingerprint as the "
+        "scan does; replaces the states the input reports recorded.",
+        show_default=False,
+    ),
+]
 
 
 def report_command(
@@ -121,6 +143,8 @@ def report_command(
     bootstrap: BootstrapOpt = 1000,
     seed: SeedOpt = 0,
     redact: c.RedactOpt = False,
+    baseline: BaselineOpt = None,
+    fail_on: FailOnOpt = None,
     no_fail: c.NoFailOpt = False,
     debug: c.DebugOpt = False,
 ) -> None:
@@ -128,12 +152,30 @@ def report_command(
     --combined-only, what an input report's own rules flagged); with labels, AUC (95% bootstrap
     interval), precision at prevalence and the review queue.
 
-    Exit code 0: nothing flagged; 1: something flagged; 2: usage or input error, or no example
-    scored (every score null).
+    Input scans' baseline states are kept (an example is accepted only if every input that
+    flagged it accepted it) and gate as the scan did (--fail-on).
+
+    Exit code 0: nothing flagged (or every finding accepted, --fail-on new); 1: something
+    flagged; 2: usage or input error, or no example scored (every score null).
     """
     with c.handle_errors(debug):
-        read = [*inputs, *c.option_files(labels)]
+        read = [*inputs, *c.option_files(labels, baseline)]
         c.check_outputs([report, output], read)
+        the_gate = ci.Gate.check(
+            baseline=baseline,
+            write_baseline=None,
+            per_source=False,
+            fail_on=fail_on,
+            no_fail=no_fail,
+            inputs=read,
+        )
+        if the_gate.baseline is not None and the_gate.baseline.per_source:
+            raise UsageError(
+                f"{baseline}: a per-source baseline keys findings by the sources the scan's "
+                "rules found them in, which a combined report does not hold: give it to "
+                "contam scan --baseline and combine that scan's report"
+            )
+        chosen = the_gate.fail_on if fail_on or no_fail or baseline else None
         result = build_report(
             inputs,
             labels=labels,
@@ -147,14 +189,22 @@ def report_command(
             seed=seed,
             redact=redact,
             input_rules=not combined_only,
+            fail_on=chosen,
         )
         c.print_warnings(result)
         c.require_scored(result, "every score in the inputs is null or missing", inputs)
-        verdict = c.EXIT_FOUND if result.contaminated and not no_fail else c.EXIT_CLEAN
+        if the_gate.baseline is not None:
+            _check_fingerprints(result)
+            result, states = the_gate.apply(result)
+        else:
+            states = recorded_result(result)
+        failing = gate(result, states, chosen or fail_on_of(result))
+        verdict = c.EXIT_FOUND if failing else c.EXIT_CLEAN
         if output is None:
             # NOTE: annotations by default under GitHub Actions, as scan prints; -o keeps fmt.
             fmt = ci.output_format(ctx, fmt)
-        text = None if fmt is OutputFormat.json else render(result, fmt, top=top)
+        sarif = None if states is None else states.sarif_states()
+        text = None if fmt is OutputFormat.json else render(result, fmt, top=top, baseline=sarif)
         with output_group() as stack:
             if report is not None:
                 write_json(result, stack.enter_context(atomic_writer(report, inputs=read)))
@@ -172,6 +222,18 @@ def report_command(
         raise typer.Exit(verdict)
 
 
+def _check_fingerprints(result: Report) -> None:
+    """UsageError when the input reports disagree on normalization: the combined examples'
+    fingerprints are then of several kinds, and a baseline's would not match them as the scan's
+    rule does."""
+    disagreement = normalization_disagreement(result.config)
+    if disagreement is not None:
+        raise UsageError(
+            f"--baseline: the input reports disagree on normalization ({disagreement}): give "
+            "the baseline to each scan (contam scan --baseline) and combine their reports"
+        )
+
+
 def _print(result: Report, fmt: OutputFormat, text: str | None) -> None:
     """The combined report on stdout: JSON piece by piece (`text` None), else `text` (a
     table coloured on a terminal)."""
@@ -180,5 +242,8 @@ def _print(result: Report, fmt: OutputFormat, text: str | None) -> None:
             sys.stdout.write(piece.decode())
     elif fmt is OutputFormat.table:
         c.write_table(text, result.contaminated)
+        line = ci.baseline_line(result)
+        if line is not None:
+            sys.stdout.write(line + "\n")
     else:
         sys.stdout.write(text)

@@ -9,11 +9,18 @@ precision at prevalence, review queue). The result is one :class:`~contam_cli.re
 from __future__ import annotations
 
 from contam_cli.errors import UsageError
-from contam_cli.features.combine.build import COMBINED_METHOD, build_report
+from contam_cli.features.combine.build import (
+    COMBINED_METHOD,
+    build_report,
+    normalization_disagreement,
+)
 from contam_cli.features.combine.join import Rename
 from contam_cli.features.combine.labels import read_labels
 
-__all__ = ["COMBINED_METHOD", "Rename", "build_report", "parse_direction", "read_labels"]
+__all__ = [
+    "COMBINED_METHOD", "Rename", "build_report", "normalization_disagreement",
+    "parse_direction", "read_labels",
+]  # fmt: skip
 
 
 def parse_direction(spec: str) -> tuple[str, str]:

@@ -11,6 +11,7 @@ The inputs' reasons are also kept, per example, in ``details.combined.input_reas
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -32,6 +33,7 @@ from contam_cli.features.combine.join import (
 )
 from contam_cli.features.combine.labels import read_labels
 from contam_cli.features.combine.measure import Deployment, measure
+from contam_cli.features.combine.states import carried_states
 from contam_cli.features.combine.summary import (
     LISTED_IDS,
     deployment_stats,
@@ -41,9 +43,10 @@ from contam_cli.features.combine.summary import (
     provenance,
     report_warnings,
 )
+from contam_cli.policy.baseline import FailOn
 from contam_cli.report import CONTROL_SUFFIX, Direction, Method, Reason, Report
 
-__all__ = ["COMBINED_METHOD", "build_report"]
+__all__ = ["COMBINED_METHOD", "build_report", "normalization_disagreement"]
 
 COMBINED_METHOD = Method(
     COMBINED,
@@ -68,6 +71,7 @@ def build_report(
     seed: int = 0,
     redact: bool = False,
     input_rules: bool = True,
+    fail_on: FailOn | None = None,
 ) -> Report:
     """The combined report of `inputs` (reports, or JSONL/CSV files of ``{"id", method: score}``).
 
@@ -78,6 +82,9 @@ def build_report(
     number of examples): each rule's expected precision and review queue. `redact`: no eval or
     corpus text in the report (as when any input report was redacted). `input_rules`: an
     example an input report flagged is flagged too (False: the combined rule alone flags).
+    Input reports scanned with a baseline carry their findings' states (``details.baseline``,
+    see :mod:`~contam_cli.features.combine.states`); `fail_on` is the gate recorded with them
+    (None: the one the inputs recorded).
     """
     deployment = _check(inputs, labels, weight_by_auc, threshold, prevalence, documents, bootstrap)
     read = [read_input(value, k) for k, value in enumerate(inputs, 1)]
@@ -127,6 +134,9 @@ def build_report(
                     reasons.setdefault(int(at[j]), []).extend(rs)
     all_scores = {COMBINED: measured.combined, **scores}
     details = example_details(read, joined, label_of)
+    carried = carried_states(read, joined, sorted(reasons), fail_on)
+    if carried is not None:
+        details["baseline"] = carried[0]
     table = table_for(read, joined, all_methods, all_scores, reasons, details, redact=redact)
     stats = {
         "threshold": threshold,
@@ -147,12 +157,19 @@ def build_report(
         "directions": dict(directions or {}),
         "method_names": [str(r) for r in renames],
     }
-    norms = [inp.report.config.get("normalization") for inp in read if inp.report is not None]
-    known = [nm for nm in norms if isinstance(nm, dict)]
+    norms = [
+        (inp.path, inp.report.config.get("normalization")) for inp in read if inp.report is not None
+    ]
+    known = [(path, nm) for path, nm in norms if isinstance(nm, dict)]
     # NOTE: the examples' fingerprints are the input reports'; impact --match fingerprint hashes
-    # results texts the way they record (a --no-casefold scan's, say), so it is kept when agreed.
-    if known and all(nm == known[0] for nm in known):
-        config["normalization"] = dict(known[0])
+    # results texts the way they record (a --no-casefold scan's, say), so it is kept when agreed,
+    # and each input's is recorded when they disagree (so that a matcher can refuse).
+    if known and all(nm == known[0][1] for _, nm in known):
+        config["normalization"] = dict(known[0][1])
+    elif known:
+        config["input_normalizations"] = [
+            {"input": path, "normalization": dict(nm)} for path, nm in known
+        ]
     flagged = table.flagged if input_rules else measured.flagged
     warnings = report_warnings(read, joined, flagged, scores, label_stats, weight_by_auc)
     return Report(
@@ -161,9 +178,30 @@ def build_report(
         inputs=provenance(read, labels),
         command="report",
         redact=redact,
-        stats={"combination": stats},
+        stats={"combination": stats, **({} if carried is None else {"baseline": carried[1]})},
         warnings=tuple(warnings),
     )
+
+
+def normalization_disagreement(config: Mapping[str, Any]) -> str | None:
+    """What a combined report's input reports recorded when they disagree on normalization (its
+    examples' fingerprints are of several kinds), as a phrase; None when they do not.
+
+    >>> normalization_disagreement({"input_normalizations": [
+    ...     {"input": "a.json", "normalization": {"casefold": True}},
+    ...     {"input": "b.json", "normalization": {"casefold": False}}]})
+    'a.json: casefold true; b.json: casefold false'
+    """
+    found = config.get("input_normalizations")
+    if not isinstance(found, list) or not found:
+        return None
+    parts = []
+    for item in found:
+        norm = item.get("normalization") if isinstance(item, Mapping) else None
+        pairs = norm.items() if isinstance(norm, Mapping) else ()
+        text = ", ".join(f"{k} {json.dumps(v)}" for k, v in pairs)
+        parts.append(f"{item.get('input') if isinstance(item, Mapping) else '?'}: {text}")
+    return "; ".join(parts)
 
 
 def _check(

@@ -25,7 +25,7 @@ __all__ = ["COMBINED", "Joined", "Rename", "id_fingerprint", "join", "rename_met
 #: The name (and detector) of the combined score.
 COMBINED = "combined"
 #: Details an input report may hold that the combined report computes afresh.
-RECOMPUTED = (COMBINED, "label")
+RECOMPUTED = (COMBINED, "label", "baseline")
 #: Keys of detectors' details whose strings quote eval, corpus or model text (left out when
 #: redacting: a guided-prompting completion may reproduce the eval example).
 TEXT_KEYS = frozenset({"text", "completion", "prefix", "suffix", "span", "matched_text"})
