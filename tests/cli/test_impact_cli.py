@@ -178,3 +178,21 @@ def test_a_report_that_judged_nothing_is_refused(tmp_path: Path) -> None:
         "report combining them\n"
     )
     assert result.stdout == ""
+
+
+def test_fingerprint_matching_on_inputs_disagreeing_on_normalization_exits_2(
+    tmp_path: Path,
+) -> None:
+    eval_path, web = str(IMPACT / "eval.jsonl"), str(IMPACT / "web.jsonl")
+    paths = []
+    for name, more in (("a", ()), ("b", ("--no-casefold",))):
+        paths.append(str(tmp_path / f"{name}.json"))
+        r = runner.invoke(app, ["scan", eval_path, "-c", web, "--report", paths[-1], *more])
+        assert r.exit_code in (0, 1), r.output
+    combined = str(tmp_path / "c.json")
+    names = ["--method-name", "2:longest_run=r2", "--method-name", "2:overlap_fraction=o2"]
+    r = runner.invoke(app, ["report", *paths, *names, "--report", combined, "--no-fail"])
+    assert r.exit_code == 0, r.output
+    r = run(combined, "-r", SAMPLES, "--match", "fingerprint")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "disagree on normalization" in r.output and "b.json: " in r.output

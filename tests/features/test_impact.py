@@ -489,3 +489,23 @@ def test_report_from_a_path(tmp_path: Path) -> None:
     assert result.report_path == str(path) and result.overall.clean.value == 0.5
     with pytest.raises(ArgumentError, match="report"):
         impact(42, records(CORRECT))  # type: ignore[arg-type]
+
+
+def test_fingerprints_of_inputs_disagreeing_on_normalization_are_refused(tmp_path: Path) -> None:
+    # NOTE: the combined report recorded no normalization, so the texts were hashed with the
+    # default one and the --no-casefold input's examples in capitals silently went unmatched.
+    questions = [q.upper() if e % 2 else q for e, q in enumerate(QUESTIONS)]
+    corpus = [f"crawl page. {questions[e]} more text follows here." for e in sorted(LEAKED)]
+    folded = scan(questions, corpus, options=ScanOptions(n=8))
+    cased = scan(questions, corpus, options=ScanOptions(n=8, norm=NormConfig(casefold=False)))
+    renames = ["2:longest_run=run2", "2:overlap_fraction=ov2"]
+    combined = build_report([folded, cased], method_names=renames)
+    assert "normalization" not in combined.config
+    rows = lm_eval_rows(CORRECT_LM)
+    for row, question in zip(rows, questions):
+        row["doc"]["question"] = question
+    path = write_jsonl(tmp_path / "s.jsonl", rows)
+    with pytest.raises(UsageError, match=r"disagree on normalization \(<input 1>: .*casefold"):
+        impact(combined, path, match="fingerprint", text_fields=["question"])
+    by_id = impact(combined, path, bootstrap=200)
+    assert by_id.matching.matched == 8

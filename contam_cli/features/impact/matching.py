@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from contam_cli.errors import UsageError
+from contam_cli.features.combine import normalization_disagreement
 from contam_cli.features.impact.results import Outcomes
 from contam_cli.features.impact.values import MatchBy, Matching
 from contam_cli.report import Report
@@ -50,6 +51,14 @@ def pair(report: Report, outcomes: Outcomes, by: MatchBy) -> Pairs:
             raise UsageError(_shifted(outcomes))
     else:
         assert outcomes.texts is not None
+        mixed = normalization_disagreement(report.config)
+        if mixed is not None:
+            # NOTE: hashing the results with any one of them mis-matches the other inputs'.
+            raise UsageError(
+                f"--match fingerprint: the combined report's inputs disagree on normalization "
+                f"({mixed}), so its fingerprints are of several kinds: use --match id, or run "
+                "impact on each input's report"
+            )
         keys = text_fingerprints(outcomes.texts, report_norm(report.config))
         targets = table.fingerprints
     waiting: dict[str, deque[int]] = {}
