@@ -28,6 +28,7 @@ from types import ModuleType, TracebackType
 from typing import Any, TypeVar
 
 from contam_cli.engine.executor import Executor
+from contam_cli.engine.ray_signals import signals_kept
 from contam_cli.errors import ArgumentError, ContamError, MissingExtraError
 from contam_cli.io.remote import RemoteFile
 
@@ -223,8 +224,8 @@ class RayExecutor(Executor):
             if on_start is not None:
                 on_start()
             return
-        ray = self._connect()
         try:
+            ray = self._connect()
             payload = ray.put((work, context, self.tune_heap, os.getcwd()))
             if on_start is not None:
                 on_start()
@@ -244,25 +245,28 @@ class RayExecutor(Executor):
         }
         if self.address is not None:
             _check_reachable(self.address)
-        try:
-            if self.address is None:
-                # NOTE: "local" starts a Ray of our own even where `ray start` runs one on this
-                # node (no address would connect to that one).
-                ray.init("local", num_cpus=self.num_cpus, include_dashboard=False, **common)
-            else:
-                ray.init(address=self.address, **common)
-        except (ConnectionError, ValueError, RuntimeError, OSError) as e:
-            what = f"connect to the Ray cluster at {self.address}" if self.address else "start Ray"
-            raise ContamError(f"could not {what}: {_first_line(e)}") from e
-        self._started = True
-        _quiet_driver(ray, True)
+        what = f"connect to the Ray cluster at {self.address}" if self.address else "start Ray"
+        # NOTE: a signal waits for the end of the start, then raises: the caller's finally stops Ray
+        with signals_kept():
+            try:
+                if self.address is None:
+                    # NOTE: "local" starts a Ray of our own even where `ray start` runs one on
+                    # this node (no address would connect to that one).
+                    ray.init("local", num_cpus=self.num_cpus, include_dashboard=False, **common)
+                else:
+                    ray.init(address=self.address, **common)
+            except (ConnectionError, ValueError, RuntimeError, OSError) as e:
+                raise ContamError(f"could not {what}: {_first_line(e)}") from e
+            self._started = True
+            _quiet_driver(ray, True)
         return ray
 
     def _release(self) -> None:
         if self._started:
             ray = _ray()
             self._started = False
-            ray.shutdown()
+            with signals_kept():
+                ray.shutdown()
             _quiet_driver(ray, False)  # NOTE: after: the shutdown flushes what is left
 
     def _in_order(
@@ -356,9 +360,15 @@ def _cancel(ray: ModuleType, refs: list[Any]) -> None:
     pending = refs
     # NOTE: a cancel that reaches a task while Ray hands it to a worker can be lost (Ray 2.60
     # let such a task run to its end), so the ones still pending are cancelled again.
+    # NOTE: a task that has just finished is not cancelled: a cancel racing its reply crashed
+    # the driver's core worker (Ray 2.60, "Check failed: it != submissible_tasks_.end() Tried
+    # to complete task that was not pending"; a SIGTERM'd clean in about one run in ten), and
+    # left the local Ray's agents running.
     for _ in range(10):
         if not pending:
             return
+        with suppress(Exception):
+            pending = ray.wait(pending, num_returns=len(pending), timeout=0, fetch_local=False)[1]
         for ref in pending:
             with suppress(Exception):
                 ray.cancel(ref, force=True)
