@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import site
-import socket
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
@@ -28,6 +27,7 @@ from types import ModuleType, TracebackType
 from typing import Any, TypeVar
 
 from contam_cli.engine.executor import Executor
+from contam_cli.engine.ray_address import check_reachable, ray_address
 from contam_cli.engine.ray_signals import signals_kept
 from contam_cli.errors import ArgumentError, ContamError, MissingExtraError
 from contam_cli.io.remote import RemoteFile
@@ -183,11 +183,11 @@ class RayExecutor(Executor):
             raise ArgumentError(f"max_in_flight must be >= 1, got {max_in_flight}")
         if max_retries < 0:
             raise ArgumentError(f"max_retries must be >= 0, got {max_retries}")
-        self.address = address
+        self.address = address if address is None else ray_address(address)
         self.num_cpus = num_cpus
         self.max_in_flight = max_in_flight
         self.max_retries = max_retries
-        self.runtime_env = runtime_env_for(address, runtime_env, ship_code=ship_code)
+        self.runtime_env = runtime_env_for(self.address, runtime_env, ship_code=ship_code)
         self.tune_heap = tune_heap
         self._held = 0
         """Nesting depth of ``with`` blocks: while > 0, map() leaves the cluster up."""
@@ -244,7 +244,7 @@ class RayExecutor(Executor):
             "logging_level": logging.ERROR,
         }
         if self.address is not None:
-            _check_reachable(self.address)
+            check_reachable(self.address)
         what = f"connect to the Ray cluster at {self.address}" if self.address else "start Ray"
         # NOTE: a signal waits for the end of the start, then raises: the caller's finally stops Ray
         with signals_kept():
@@ -325,29 +325,6 @@ class RayExecutor(Executor):
                 f"task {task_name(task)} failed after {self.max_retries + 1} attempts: "
                 f"{type(e).__name__}: {_first_line(e)}"
             ) from e
-
-
-def _check_reachable(address: str, timeout: float = 10.0) -> None:
-    """Fail in seconds on a ``HOST:PORT`` or ``ray://HOST:PORT`` nobody listens on, or where
-    what listens speaks no gRPC (a dashboard's port, say): Ray itself retries for minutes and
-    writes a warning a second. ``auto`` and the like, and TLS clusters, are left to Ray.
-
-    >>> _check_reachable("auto")
-    """
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        return
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
-            if os.environ.get("RAY_USE_TLS", "0").lower() in ("0", "false", ""):
-                # NOTE: HTTP/2's client preface and an empty SETTINGS frame; a gRPC server (the
-                # GCS, the Ray Client server) answers with a frame of its own, type 4.
-                conn.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0")
-                head = conn.recv(9, socket.MSG_WAITALL)
-                if len(head) < 9 or head[3] != 4:
-                    raise ContamError(f"no Ray cluster at {address}: it does not speak gRPC")
-    except OSError as e:
-        raise ContamError(f"cannot reach the Ray cluster at {address}: {e}") from None
 
 
 def _cancel(ray: ModuleType, refs: list[Any]) -> None:
