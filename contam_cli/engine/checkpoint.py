@@ -6,7 +6,9 @@ caller merges the same results in the same order, so the report is the one an un
 gives. Layout of a checkpoint directory::
 
     DIR/.contam-checkpoint.json          schema, tool version, run key, the passes' keys
-    DIR/<pass key>/<sha256(task key)>.pkl  one finished task: its key and its result (pickle)
+    DIR/<pass key>/<sha256(task key)>.pkl  one finished task: its key and its result (pickle,
+                                           read back only as contam's result types, see
+                                           :mod:`.checkpoint_entry`)
     DIR/<pass key>/<sha256(task key)>.out/ copies of the files the task wrote (corpus clean)
 
 A pass key is :func:`config_key` of the run key and the pass's context (the eval index content,
@@ -25,7 +27,6 @@ import enum
 import functools
 import hashlib
 import os
-import pickle
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -36,6 +37,7 @@ import numpy as np
 import orjson
 
 from contam_cli._version import __version__
+from contam_cli.engine.checkpoint_entry import DamagedEntry, dump_entry, load_entry
 from contam_cli.engine.executor import Executor
 from contam_cli.engine.shards import Shard
 from contam_cli.errors import ArgumentError, OutputError, UsageError
@@ -51,8 +53,6 @@ R = TypeVar("R")
 MARKER = ".contam-checkpoint.json"
 _LOCK = ".contam-checkpoint.lock"
 SCHEMA = "contam.checkpoint/3"
-_ENTRY = b"contam\x00\x01"
-"""An entry's first bytes; the sha256 of the pickle follows, then the pickle."""
 
 #: Fields that never change a task's result (how fast, not what): left out of a pass key, so a
 #: resumed run may use more workers or the compiled kernels.
@@ -160,7 +160,8 @@ class Checkpointed(Executor):
     `config_key`: a key of the run's configuration beyond the context (say, the command and its
     options, through :func:`config_key`); `key`: a task's stable key (default :func:`task_key`);
     `outputs`: the files a task writes (kept beside its result and put back when it is reused);
-    `inputs`: paths the checkpoint must not be inside of.
+    `inputs`: paths the checkpoint must not be inside of. :attr:`damaged` names each entry that
+    was run again because it could not be read back as contam's own (damaged, or forged).
     """
 
     name = "checkpointed"
@@ -181,6 +182,8 @@ class Checkpointed(Executor):
         self.key = key
         self.outputs = outputs
         self._passes = 0
+        self.damaged: list[str] = []
+        """One line per entry run again: its path and why it was not read back."""
         _check_outside(self.directory, inputs)
 
     def describe(self) -> dict[str, Any]:
@@ -199,7 +202,7 @@ class Checkpointed(Executor):
         keys = [self.key(t) for t in tasks]
         _check_checkpoint_dir(self.directory)
         with _locked(self.directory):
-            store = _Store.open(self.directory, self.config, pass_key, self._passes)
+            store = _Store.open(self.directory, self.config, pass_key, self._passes, self.damaged)
             self._passes += 1
             todo = [i for i, k in enumerate(keys) if not store.has(k)]
             if on_done is not None:
@@ -294,9 +297,13 @@ class _Store:
     """One pass's folder of finished tasks."""
 
     folder: Path
+    damaged: list[str]
+    """Where each entry run again is named (:attr:`Checkpointed.damaged`)."""
 
     @classmethod
-    def open(cls, directory: Path, run: str, pass_key: str, number: int) -> _Store:
+    def open(
+        cls, directory: Path, run: str, pass_key: str, number: int, damaged: list[str]
+    ) -> _Store:
         """The folder of pass `number` (0-based in this run), after checking that the directory
         was made by this configuration (or is new, then marking it)."""
         marker = directory / MARKER
@@ -321,7 +328,7 @@ class _Store:
             write_atomic(marker, orjson.dumps(meta, option=orjson.OPT_INDENT_2) + b"\n")
         folder = directory / pass_key
         folder.mkdir(exist_ok=True)
-        return cls(folder)
+        return cls(folder, damaged)
 
     def _path(self, key: str) -> Path:
         return self.folder / (hashlib.sha256(key.encode()).hexdigest() + ".pkl")
@@ -337,19 +344,18 @@ class _Store:
             kept.append(out.exists())
             if kept[-1]:
                 _link_or_copy(out, path.with_suffix(".out") / str(j))
-        entry = {"key": key, "result": result, "outputs": kept}
-        data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-        write_atomic(path, _ENTRY + hashlib.sha256(data).digest() + data)
+        write_atomic(path, dump_entry({"key": key, "result": result, "outputs": kept}))
 
     def load(self, key: str, outputs: Sequence[Path], rerun: Callable[[], Any]) -> Any:
         """The kept result of `key` (its output files put back); run again when the entry cannot
-        be read back (a truncated, damaged or foreign file)."""
+        be read back as contam's own (a truncated, damaged, foreign or forged file)."""
         path = self._path(key)
         try:
-            entry = _read_entry(path)
+            entry = load_entry(path.read_bytes())
             if not isinstance(entry, dict) or entry.get("key") != key:
-                raise ValueError("another task's entry")
-        except (OSError, EOFError, ValueError, pickle.UnpicklingError, AttributeError, ImportError):
+                raise DamagedEntry("it is another task's entry")
+        except (OSError, DamagedEntry) as exc:
+            self.damaged.append(f"checkpoint entry {path}: {exc}; its task ran again")
             result = rerun()
             self.save(key, result, outputs)
             return result
@@ -357,18 +363,6 @@ class _Store:
             if kept:
                 _link_or_copy(path.with_suffix(".out") / str(j), out)
         return entry["result"]
-
-
-def _read_entry(path: Path) -> Any:
-    """An entry's content, unpickled only when its bytes are the ones written (their sha256):
-    a damaged entry that still unpickled gave another result, or failed in the unpickler with
-    whatever a flipped byte made of it (a module name, a size)."""
-    data = path.read_bytes()
-    start = len(_ENTRY) + 32
-    head, digest, body = data[: len(_ENTRY)], data[len(_ENTRY) : start], data[start:]
-    if head != _ENTRY or hashlib.sha256(body).digest() != digest:
-        raise ValueError("a damaged or foreign entry")
-    return pickle.loads(body)
 
 
 def _link_or_copy(src: Path, dest: Path) -> None:

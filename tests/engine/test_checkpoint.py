@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import contam_cli.engine.shards as shards
 from contam_cli import ScanOptions, clean_corpus, scan
-from contam_cli.engine import checkpoint
+from contam_cli.engine import checkpoint_entry
 from contam_cli.engine.checkpoint import MARKER, Checkpointed, config_key, task_key
 from contam_cli.engine.executor import Executor, InProcess, LocalProcesses
 from contam_cli.errors import ArgumentError, OutputError, UsageError
@@ -285,7 +285,7 @@ def test_a_damaged_entry_that_still_unpickles_runs_again(
     evals, corpus = make_corpus(tmp_path)
     ckpt = tmp_path / "ckpt"
     expected = scan(evals, corpus, n=5, executor=Checkpointed(InProcess(), ckpt))
-    start = len(checkpoint._ENTRY) + 32
+    start = len(checkpoint_entry.HEADER) + 32
     read = {e: pickle.loads(e.read_bytes()[start:]) for e in entries(ckpt)}
     leak = next(e for e, entry in read.items() if entry["result"].evidence)
     clean = next(e for e, entry in read.items() if not entry["result"].evidence)
