@@ -27,7 +27,7 @@ from contam_cli.io.lines import BOM, decode_whole, iter_lines
 from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.output import split_compression
 from contam_cli.io.readers import _line_records
-from contam_cli.io.roles import roles_in
+from contam_cli.io.roles import check_roles_of
 from contam_cli.io.source import FileSource, Role
 
 __all__ = ["check_roles_in_memory", "decompressed", "open_bytes", "records_from_bytes"]
@@ -140,21 +140,6 @@ def check_roles_in_memory(
     inputs: Iterable[tuple[bytes, str]], roles: tuple[str, ...] | None, what: str = "inputs"
 ) -> None:
     """:func:`contam_cli.io.roles.check_roles` for ``(data, name)`` inputs in memory: a
-    UsageError, with the same message, unless every role is the role of some chat turn."""
-    if not roles:
-        return
-    wanted, present = set(roles), set()
-    for data, name in inputs:
-        for obj in _objects(data, name):
-            found = set(roles_in(obj))
-            present |= found
-            wanted -= found
-            if not wanted:
-                return
-    if not present:
-        raise UsageError(f"--roles {','.join(roles)}: no chat turn in the {what} to keep or drop")
-    missing = ", ".join(sorted(wanted))
-    raise UsageError(
-        f"--roles: no chat turn in the {what} has the role {missing} "
-        f"(roles present: {', '.join(sorted(present))})"
-    )
+    UsageError, with the same message, unless every role is the role of some chat turn and
+    each input with chat turns has one of them."""
+    check_roles_of(((name, _objects(data, name)) for data, name in inputs), roles, what)

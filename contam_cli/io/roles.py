@@ -22,7 +22,7 @@ from contam_cli.io.readers import read_all
 from contam_cli.io.remote import RemoteFile
 from contam_cli.io.source import FileSource
 
-__all__ = ["check_roles", "roles_in"]
+__all__ = ["check_roles", "check_roles_of", "roles_in"]
 
 _SHAREGPT = {"human": "user", "gpt": "assistant"}
 
@@ -51,45 +51,85 @@ def roles_in(obj: Any) -> Iterator[str]:
 
 def check_roles(files: Iterable[Path], roles: tuple[str, ...] | None, what: str) -> None:
     """UsageError unless every role in `roles` is the role of some chat turn in `files` (every
-    format, Parquet and Arrow rows too). `what` names the inputs in messages."""
+    format, Parquet and Arrow rows too), and each file with chat turns has a turn of one of them.
+    `what` names the inputs in messages."""
+    check_roles_of(((str(path), _objects(path)) for path in files), roles, what)
+
+
+# NOTE: a file whose first records hold no chat turn at all is taken for plain-text records
+# (which --roles leaves as they are) after this many, so a plain corpus is not read twice.
+PLAIN_SAMPLE = 1000
+
+
+def check_roles_of(
+    inputs: Iterable[tuple[str, Iterator[Any]]], roles: tuple[str, ...] | None, what: str
+) -> None:
+    """The check of :func:`check_roles` over ``(name, parsed records)`` inputs, one at a time.
+
+    Roles match exactly, case included (as the readers keep turns). A role that no input has is
+    an error; so is an input with chat turns none of which has any of the roles: all its texts
+    would read as empty (``user`` in one file, ``User`` in another), and a leak there go unseen.
+    An input without chat turns (plain-text records) is allowed.
+    """
     if not roles:
         return
-    wanted, present = set(roles), set()
-    for obj in _objects(files):
-        found = set(roles_in(obj))
-        present |= found
-        wanted -= found
-        if not wanted:
-            return
+    asked, wanted, present = set(roles), set(roles), set()
+    unmatched: list[tuple[str, set[str]]] = []
+    for name, objects in inputs:
+        held: set[str] = set()
+        matched = False
+        try:
+            for count, obj in enumerate(objects, 1):
+                found = set(roles_in(obj))
+                held |= found
+                wanted -= found
+                matched = matched or not asked.isdisjoint(found)
+                if (matched and not wanted) or (not held and count >= PLAIN_SAMPLE):
+                    break
+        finally:
+            close = getattr(objects, "close", None)
+            if close is not None:
+                close()
+        present |= held
+        if held and not matched:
+            unmatched.append((name, held))
     if not present:
         raise UsageError(f"--roles {','.join(roles)}: no chat turn in the {what} to keep or drop")
-    missing = ", ".join(sorted(wanted))
-    raise UsageError(
-        f"--roles: no chat turn in the {what} has the role {missing} "
-        f"(roles present: {', '.join(sorted(present))})"
-    )
+    if wanted:
+        raise UsageError(
+            f"--roles: no chat turn in the {what} has the role {', '.join(sorted(wanted))} "
+            f"(roles present: {', '.join(sorted(present))})"
+        )
+    if unmatched:
+        name, held = unmatched[0]
+        more = f"; {len(unmatched) - 1} more input(s) too" if len(unmatched) > 1 else ""
+        raise UsageError(
+            f"{name}: --roles {','.join(roles)}: no chat turn in it has any of these roles, so "
+            f"every text in it would be empty (its roles: {', '.join(sorted(held))}; roles "
+            f"match exactly, case included){more}"
+        )
 
 
-def _objects(files: Iterable[Path]) -> Iterator[Any]:
+def _objects(path: Path) -> Iterator[Any]:
+    """The parsed records of one input file (formats other than these hold no chat turns)."""
     import orjson
 
-    for path in files:
-        fmt = detect_format(path)
-        if fmt == "jsonl":
-            with open_binary(path) as fh:
-                for _, line in iter_lines(fh, 0, str(path)):
-                    if line.strip():
-                        try:
-                            yield orjson.loads(line)
-                        except orjson.JSONDecodeError:
-                            continue  # NOTE: the reader itself reports it, with its line
-        elif fmt == "json":
-            text = decode_whole(read_all(str(path)), str(path))
-            for obj, _, _ in iter_array_elements(text, str(path)):
-                yield obj
-        elif fmt in ("parquet", "arrow"):
-            # NOTE: a chat corpus in Parquet went unchecked: --roles usr kept none of its turns
-            yield from _columnar_rows(path, fmt)
+    fmt = detect_format(path)
+    if fmt == "jsonl":
+        with open_binary(path) as fh:
+            for _, line in iter_lines(fh, 0, str(path)):
+                if line.strip():
+                    try:
+                        yield orjson.loads(line)
+                    except orjson.JSONDecodeError:
+                        continue  # NOTE: the reader itself reports it, with its line
+    elif fmt == "json":
+        text = decode_whole(read_all(str(path)), str(path))
+        for obj, _, _ in iter_array_elements(text, str(path)):
+            yield obj
+    elif fmt in ("parquet", "arrow"):
+        # NOTE: a chat corpus in Parquet went unchecked: --roles usr kept none of its turns
+        yield from _columnar_rows(path, fmt)
 
 
 def _columnar_rows(path: Path | RemoteFile, fmt: str) -> Iterator[Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -18,7 +18,7 @@ from contam_cli.errors import ContamError, InputError, UsageError
 from contam_cli.io import TextSpec, iter_records, read_eval
 from contam_cli.io.memory import check_roles_in_memory, records_from_bytes
 from contam_cli.io.model import Record
-from contam_cli.io.roles import check_roles
+from contam_cli.io.roles import PLAIN_SAMPLE, check_roles, check_roles_of
 
 zstandard = pytest.importorskip("zstandard")
 
@@ -229,6 +229,35 @@ def test_roles_checked_in_memory_as_on_disk(tmp_path: Path, roles: tuple[str, ..
         check_roles_in_memory(inputs, roles, "inputs")
     with pytest.raises(UsageError, match="no chat turn in the inputs"):
         check_roles_in_memory([(plain, "b.jsonl")], roles)
+
+
+def test_roles_checked_input_by_input() -> None:
+    # NOTE: `user` in one input let another's `User` turns through, read as empty texts.
+    chat = b'{"id": "1", "messages": [{"role": "user", "content": "hi there"}]}\n'
+    other = b'{"id": "2", "messages": [{"role": "User", "content": "a leak"}]}\n'
+    plain = b'{"id": "3", "text": "no chat here"}\n'
+    with pytest.raises(UsageError) as e:
+        check_roles_in_memory(
+            [(chat, "a.jsonl"), (plain, "p.jsonl"), (other, "b.jsonl")], ("user",)
+        )
+    assert str(e.value).startswith("b.jsonl: --roles user: no chat turn in it has any of these")
+    assert "(its roles: User;" in str(e.value) and "\n" not in str(e.value)
+    check_roles_in_memory(
+        [(chat, "a.jsonl"), (plain, "p.jsonl"), (other, "b.jsonl")], ("user", "User")
+    )
+
+
+def test_a_plain_input_is_not_read_past_its_sample() -> None:
+    read = []
+
+    def plain() -> Iterator[dict[str, str]]:
+        for i in range(10 * PLAIN_SAMPLE):
+            read.append(i)
+            yield {"text": "no chat"}
+
+    chat = iter([{"messages": [{"role": "user", "content": "hi"}]}])
+    check_roles_of([("a.jsonl", chat), ("p.jsonl", plain())], ("user",), "inputs")
+    assert len(read) == PLAIN_SAMPLE
 
 
 @pytest.mark.parametrize("compression", [".bz2", ".xz", ".gz"])
