@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -197,12 +198,14 @@ class Stub:
         self.auth: list[str | None] = []
         self.url = ""
         self.fail_on = ""
+        self.served: dict[str, str] = {}
+        """Added to every completion (``model``, ``system_fingerprint``)."""
 
     def answer(self, path: str, body: Any) -> Any:
         if path == "/v1/models":
             return {"object": "list", "data": [{"id": "stub-model"}]}
         if not body.get("echo"):
-            return {"choices": [{"text": " and so on"}]}
+            return {"choices": [{"text": " and so on"}], **self.served}
         words = body["prompt"].split()
         tokens = [w if i == 0 else f" {w}" for i, w in enumerate(words)]
         offsets = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
@@ -211,7 +214,8 @@ class Stub:
         logprobs = {"tokens": tokens, "token_logprobs": values, "top_logprobs": tops}
         logprobs["text_offset"] = offsets
         usage = {"prompt_tokens": len(words), "completion_tokens": 0}
-        return {"choices": [{"text": body["prompt"], "logprobs": logprobs}], "usage": usage}
+        choices = [{"text": body["prompt"], "logprobs": logprobs}]
+        return {"choices": choices, "usage": usage, **self.served}
 
 
 @pytest.fixture
@@ -303,3 +307,30 @@ def test_a_server_error_names_the_example_and_keeps_the_scored_ones(
     resumed = run(*args, "-o", str(out), "--batch-size", "1")
     assert resumed.exit_code == 0, resumed.output
     assert len(load_report(out).examples) == 5
+
+
+def test_a_resumed_run_refuses_answers_of_another_deployment(
+    stub: Stub, files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # NOTE: the partial results knew the model by its name only: a resume after the endpoint
+    # was redeployed (same name, other weights) mixed two models' scores in one report.
+    stub.served = {"model": "stub-model", "system_fingerprint": "fp_a"}
+    stub.fail_on = "fence"
+    out = tmp_path / "scores.json"
+    args = ["probe", str(files["eval"]), "-m", f"openai:{stub.url}", "--method", "ppl"]
+    failed = run(*args, "-o", str(out), "--batch-size", "1")
+    assert failed.exit_code == 2, failed.output
+    partial = (tmp_path / "scores.json.partial.jsonl").read_bytes().splitlines()
+    assert orjson.loads(partial[1]) == {"served": stub.served}
+    stub.fail_on = ""
+    stub.served = {"model": "stub-model", "system_fingerprint": "fp_b"}
+    resumed = run(*args, "-o", str(out), "--batch-size", "1")
+    _one_line_error(resumed, "system_fingerprint 'fp_b'", "system_fingerprint 'fp_a'", "--restart")
+    cache = tmp_path / "cache" / "openai"
+    assert f"the answer cache {cache} removed" in resumed.stderr and not out.exists()
+    again = run(*args, "-o", str(out), "--batch-size", "1", "--restart")
+    _one_line_error(again, "answers from the cache came from model 'stub-model' (system_")
+    shutil.rmtree(cache)
+    afresh = run(*args, "-o", str(out), "--batch-size", "1", "--restart")
+    assert afresh.exit_code == 0, afresh.output
+    assert load_report(out).config["model"]["served"] == stub.served

@@ -16,6 +16,7 @@ import pytest
 from contam_cli.detectors.providers import load_provider
 from contam_cli.detectors.providers.base import ProviderError
 from contam_cli.detectors.providers.openai import OpenAIProvider
+from contam_cli.detectors.providers.openai_answers import ServedModelChanged
 from contam_cli.detectors.scores import TokenScore
 from contam_cli.errors import ContamError, UsageError
 
@@ -36,8 +37,16 @@ class FakeServer:
         self.in_flight = self.max_in_flight = 0
         self.lock = threading.Lock()
         self.url = ""
+        self.served: dict[str, str] = {}
+        """Added to every POST's answer (``model``, ``system_fingerprint``)."""
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any, dict[str, str]]:
+        status, payload, headers = self._answer(method, path, body)
+        if method == "POST" and isinstance(payload, dict):
+            payload = {**payload, **self.served}
+        return status, payload, headers
+
+    def _answer(self, method: str, path: str, body: Any) -> tuple[int, Any, dict[str, str]]:
         if method == "GET" and path == "/v1/models":
             return 200, {"object": "list", "data": [{"id": m} for m in self.models]}, {}
         with self.lock:
@@ -334,6 +343,54 @@ def test_cache_answers_without_a_request(server: FakeServer, make: Any, tmp_path
     assert len(posts(server)) == 3  # the damaged entry only
     make(top_logprobs=3).token_scores(texts[:1])
     assert len(posts(server)) == 4  # another request body: another key
+
+
+def test_answers_of_another_deployment_are_not_mixed(
+    server: FakeServer, make: Any, tmp_path: Path
+) -> None:
+    # NOTE: the cache and a resumed run knew the model by name only: the same name redeployed
+    # with other weights gave scores of two models in one report.
+    server.served = {"model": "fake-model-0613", "system_fingerprint": "fp_a"}
+    first = make()
+    first.token_scores(["alpha beta gamma"])
+    assert first.served() == {"model": "fake-model-0613", "system_fingerprint": "fp_a"}
+    server.served["system_fingerprint"] = "fp_b"
+    with pytest.raises(ServedModelChanged) as info:
+        first.token_scores(["delta epsilon zeta"])
+    said = str(info.value)
+    assert "now answers as model 'fake-model-0613' (system_fingerprint 'fp_b')" in said
+    assert (
+        "its first answer this run came from model 'fake-model-0613' (system_fingerprint " in said
+    )
+    assert "'fp_a'" in said and "\n" not in said and info.value.cache == tmp_path / "cache"
+    # a cached answer of the old deployment is asked again, not mixed in
+    fresh = make()
+    count = len(posts(server))
+    fresh.pin_served({"model": "fake-model-0613", "system_fingerprint": "fp_b"})
+    fresh.token_scores(["alpha beta gamma"])
+    assert len(posts(server)) == count + 1
+    # a run whose first answers come from the cache is held to them
+    stale = make()
+    server.served["system_fingerprint"] = "fp_c"
+    stale.token_scores(["alpha beta gamma"])  # cached (fp_b), no request
+    assert len(posts(server)) == count + 1
+    with pytest.raises(ServedModelChanged, match="answers from the cache came from .*'fp_b'"):
+        stale.token_scores(["eta theta iota"])
+    # a resumed run's partial results pin it
+    resumed = make(cache=False)
+    resumed.pin_served({"model": "fake-model-0613", "system_fingerprint": "fp_a"})
+    with pytest.raises(ServedModelChanged, match="partial results were scored by .*'fp_a'"):
+        resumed.token_scores(["alpha beta gamma"])
+
+
+def test_an_endpoint_naming_neither_model_nor_fingerprint_is_taken_at_its_name(
+    server: FakeServer, make: Any
+) -> None:
+    provider = make(cache=False)
+    provider.token_scores(["alpha beta gamma", "delta epsilon"])
+    assert provider.served() == {}
+    provider.pin_served({})
+    provider.token_scores(["alpha beta gamma"])
 
 
 def test_concurrency_limit(server: FakeServer, make: Any) -> None:

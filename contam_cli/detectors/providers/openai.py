@@ -14,6 +14,8 @@
 * **Robustness**: a timeout per request, retries with exponential backoff and jitter on 429,
   5xx and connection errors, a thread pool of ``concurrency`` requests, and an on-disk cache of
   answers keyed by a hash of (base URL, model, request body).
+* **Who answered**: every answer must name the model and ``system_fingerprint`` the first did
+  (or :meth:`pin_served` gave): a cached one is asked again, a fresh one is ServedModelChanged.
 """
 
 from __future__ import annotations
@@ -34,9 +36,8 @@ from typing import Any, Literal
 
 import orjson
 
+from contam_cli.detectors.providers import openai_answers as answers
 from contam_cli.detectors.providers.base import ProviderError, TextScores, provider_cache_dir
-from contam_cli.detectors.providers.openai_answers import positions as read_positions
-from contam_cli.detectors.providers.openai_answers import prompt_length
 from contam_cli.detectors.scores import TokenScore, text_scores_from_token_scores
 from contam_cli.errors import UsageError
 from contam_cli.io import atomic_writer
@@ -135,6 +136,8 @@ class OpenAIProvider:
         self._lock = threading.Lock()
         self._checked = False
         self._echo_tokens = 0  # max_tokens for scoring: 0, or 1 once the server refused 0
+        self._served: answers.Served | None = None  # who answered, as every answer must say
+        self._served_by: answers.PinnedBy = "answer"
 
     def __repr__(self) -> str:
         return f"OpenAIProvider({self.spec!r}, model={self.model!r})"
@@ -150,6 +153,16 @@ class OpenAIProvider:
         }
 
     # -- public API ------------------------------------------------------------------------------
+
+    def served(self) -> answers.Served | None:
+        """The model and ``system_fingerprint`` the answers name (None before any answer)."""
+        with self._lock:
+            return None if self._served is None else dict(self._served)
+
+    def pin_served(self, served: answers.Served, by: answers.PinnedBy = "partial") -> None:
+        """Hold every answer to ``served`` (a resumed run's earlier answers named it)."""
+        with self._lock:
+            self._served, self._served_by = dict(served), by
 
     def check(self) -> None:
         """Verify the endpoint answers before any work (GET /models), and pick the served model
@@ -244,16 +257,33 @@ class OpenAIProvider:
         if file is not None and file.is_file():
             try:
                 entry = orjson.loads(file.read_bytes())
-                return parse(entry["answer"], entry["sent"])
+                result = parse(entry["answer"], entry["sent"])
             except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ProviderError):
                 pass  # NOTE: a damaged entry is fetched again and overwritten
+            else:
+                if self._agrees(entry["answer"], cached=True):
+                    return result
+                # NOTE: an answer of another model or deployment than this run's: asked again
         self.check()
         answer, sent = send()
         result = parse(answer, sent)
         if file is not None:
             with atomic_writer(file) as fh:
                 fh.write(orjson.dumps({"sent": sent, "answer": answer}))
+        self._agrees(answer, cached=False)
         return result
+
+    def _agrees(self, answer: Any, *, cached: bool) -> bool:
+        """Whether ``answer`` names who the run's answers name (the first one sets it); a fresh
+        answer that does not is ServedModelChanged."""
+        got = answers.served_by(answer)
+        with self._lock:
+            if self._served is None:
+                self._served, self._served_by = got, "cache" if cached else "answer"
+            if got == self._served or cached:
+                return got == self._served
+            pinned = (self._served, got, self._served_by, self._cache)
+            raise answers.ServedModelChanged(self.base_url, *pinned)
 
     def _send(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
         """One API call with retries; returns the decoded JSON answer."""
@@ -312,10 +342,10 @@ class OpenAIProvider:
         logprobs = choice.get("logprobs")
         if not isinstance(logprobs, dict):
             raise self._error("/completions", "answer has no logprobs (is echo supported?)")
-        positions = read_positions(logprobs)
+        positions = answers.positions(logprobs)
         if positions is None:
             raise self._error("/completions", "malformed logprobs in the answer")
-        keep = prompt_length(answer, logprobs, sent, len(positions))
+        keep = answers.prompt_length(answer, logprobs, sent, len(positions))
         usage = answer.get("usage") if isinstance(answer, dict) else None
         prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         if isinstance(prompt, int) and prompt > keep:  # NOTE: else scored on part of the text

@@ -1,11 +1,71 @@
-"""The OpenAI-compatible provider's echoed log-probs: positions read from an answer, and how
-many of them belong to the prompt."""
+"""The OpenAI-compatible provider's answers: the echoed log-probs' positions, how many of them
+belong to the prompt, and who answered (the model and ``system_fingerprint`` it names)."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-__all__ = ["positions", "prompt_length"]
+from contam_cli.detectors.providers.base import ProviderError
+
+__all__ = [
+    "PinnedBy",
+    "Served",
+    "ServedModelChanged",
+    "positions",
+    "prompt_length",
+    "served_by",
+    "served_text",
+]
+
+Served = dict[str, str]
+"""Who answered: ``model`` as the answer names it and ``system_fingerprint`` when it has one
+(both absent: an endpoint that says neither)."""
+
+
+def served_by(answer: Any) -> Served:
+    """The model an answer names and its ``system_fingerprint`` (OpenAI, some vLLM builds).
+
+    >>> served_by({"model": "m", "system_fingerprint": "fp_1", "choices": []})
+    {'model': 'm', 'system_fingerprint': 'fp_1'}
+    >>> served_by({"choices": [], "system_fingerprint": None})
+    {}
+    """
+    if not isinstance(answer, dict):
+        return {}
+    keys = ("model", "system_fingerprint")
+    return {k: answer[k] for k in keys if isinstance(answer.get(k), str) and answer[k]}
+
+
+def served_text(served: Served) -> str:
+    """``served`` for a message: ``model 'm' (system_fingerprint 'fp_1')``."""
+    model = f"model {served['model']!r}" if "model" in served else "no model name"
+    fingerprint = served.get("system_fingerprint")
+    return model + (f" (system_fingerprint {fingerprint!r})" if fingerprint else "")
+
+
+PinnedBy = Literal["partial", "cache", "answer"]
+_PINNED_BY = {
+    "partial": "the partial results were scored by",
+    "cache": "this run's answers from the cache came from",
+    "answer": "its first answer this run came from",
+}
+
+
+class ServedModelChanged(ProviderError):
+    """An answer from another model (or deployment) than the run's earlier ones: scores of two
+    models are never mixed in one report. `pinned_by` says what the earlier ones were: the
+    partial results of a resumed run, answers from the cache, or the run's first answer."""
+
+    def __init__(
+        self, url: str, pinned: Served, answered: Served, pinned_by: PinnedBy, cache: Path | None
+    ) -> None:
+        self.pinned, self.answered, self.pinned_by, self.cache = pinned, answered, pinned_by, cache
+        super().__init__(
+            f"openai: {url}: the endpoint now answers as {served_text(answered)}, but "
+            f"{_PINNED_BY[pinned_by]} {served_text(pinned)}: scores of two models are not "
+            "mixed"
+        )
 
 
 def positions(logprobs: dict[str, Any]) -> list[tuple[str, float | None, dict[str, float]]] | None:

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from contam_cli.detectors.providers.base import Provider, ProviderError
+from contam_cli.detectors.providers.openai_answers import ServedModelChanged
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.probe.assemble import build_report
@@ -68,6 +69,8 @@ def probe(
     appended to ``OUTPUT.partial.jsonl``; a run stopped at any point and started again with the
     same output, examples and config skips what was scored and returns a report equal to an
     uninterrupted run's (`resume=False` starts over). The sidecar goes once the report is written.
+    An ``openai:`` endpoint's answers must name the model and ``system_fingerprint`` its first
+    answer (or the sidecar) named, else UsageError: scores of two deployments are never mixed.
     """
     plan = Plan.make(methods, k, max_tokens, redact)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -92,10 +95,14 @@ def probe(
         store = Sidecar(sidecar_path(output), identity, sets)
     try:
         done = store.open(resume) if store is not None else {}
+        if store is not None and store.served is not None and hasattr(provider, "pin_served"):
+            provider.pin_served(store.served)  # NOTE: the resumed run's answers name it too
         scored = _score_all(plan, provider, sets, done, store, batch_size, progress)
     finally:
         if store is not None:
             store.close()
+    if served := _served(provider, store):
+        config["model"] = {**config["model"], "served": served}
     report = build_report(
         plan, sets["eval"], scored["eval"], scored.get("controls"), config, inputs
     )
@@ -147,11 +154,15 @@ def _score_all(
                 entries = orjson.loads(
                     orjson.dumps(plan.score(provider, [recs[i].text for i in batch]))
                 )
+            except ServedModelChanged as e:
+                raise UsageError(f"{e}; {_afresh(e, store)}") from None
             except ProviderError as e:
                 raise ProviderError(
                     f"{_batch_name(name, recs, batch)}: {e}{_kept(store)}"
                 ) from None
             if store is not None:
+                if served := _served(provider, store):  # NOTE: one naming neither: as before
+                    store.record_served(served)
                 store.append(name, batch, entries)
             for i, entry in zip(batch, entries):
                 results[name][i] = entry
@@ -166,6 +177,28 @@ def _batch_name(name: str, recs: Sequence[Record], batch: Sequence[int]) -> str:
     first, last = recs[batch[0]], recs[batch[-1]]
     what = f"{name} example {first.id} ({first.locator})"
     return what if len(batch) == 1 else f"{what} to {last.id} ({last.locator}), a batch"
+
+
+def _served(provider: Provider, store: Sidecar | None) -> dict[str, str] | None:
+    """Who answered (an ``openai:`` endpoint's model and fingerprint), from the provider or,
+    when this run asked nothing, the partial results; None for other providers."""
+    served = getattr(provider, "served", None)
+    now = served() if callable(served) else None
+    return now if now is not None or store is None else store.served
+
+
+def _afresh(e: ServedModelChanged, store: Sidecar | None) -> str:
+    """How to start afresh once answers of two models would be mixed."""
+    cache = (
+        f"the answer cache {e.cache} removed (or CONTAM_CACHE_DIR set to an empty directory)"
+        if e.cache is not None
+        else ""
+    )
+    if e.pinned_by == "answer":
+        return "the endpoint changed during the run: run again once it serves one model"
+    restart = "--restart (resume=False)" if store is not None else ""
+    how = " with ".join(part for part in (restart, cache) if part)
+    return f"to start afresh: {how}" if how else "run again"
 
 
 def _kept(store: Sidecar | None) -> str:

@@ -6,6 +6,9 @@ fsynced a batch at a time. A run with the same output, config and examples skips
 one made by another model, config or set of examples is refused (or started over). Only whole
 lines count: a line cut short by a kill is dropped and scored again. The probe removes the file
 once the report is written.
+
+An OpenAI-compatible endpoint's first answer of a run adds a line ``{"served": {...}}``: the model
+and ``system_fingerprint`` it named, which a resumed run's answers must name too.
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ class Sidecar:
     def __init__(self, path: Path, identity: Identity, sets: Mapping[str, Sequence[Record]]):
         self.path, self.identity, self.sets = path, identity, sets
         self._fh: IO[bytes] | None = None
+        self.served: dict[str, str] | None = None
+        """Who answered the scored examples (an ``openai:`` endpoint's model and fingerprint)."""
 
     def open(self, resume: bool) -> dict[tuple[str, int], Entry]:
         """Start the file (or continue it when ``resume``); the entries it already holds."""
@@ -93,6 +98,12 @@ class Sidecar:
             {"set": name, "i": i, "id": records[i].id, **entry}
             for i, entry in zip(indices, entries)
         )
+
+    def record_served(self, served: dict[str, str]) -> None:
+        """Record who answered (once; a resumed run's answers are held to it)."""
+        if self.served is None:
+            self.served = dict(served)
+            self._write([{"served": self.served}])
 
     def close(self) -> None:
         if self._fh is not None:
@@ -125,6 +136,9 @@ class Sidecar:
         done: dict[tuple[str, int], Entry] = {}
         for number, line in enumerate(lines[1:], start=2):
             item = _parse(self.path, line, number)
+            if _is_served(item) and self.served is None:
+                self.served = dict(item["served"])
+                continue
             key = self._key(item)
             if key is None:
                 raise InputError(self.path, f"a damaged probe sidecar line: {_RESTART}", number)
@@ -158,6 +172,12 @@ class Sidecar:
         else:
             return
         raise UsageError(f"{self.path}: partial results made with {what}: {_RESTART}")
+
+
+def _is_served(item: Any) -> bool:
+    """Whether a sidecar line is the ``{"served": {...}}`` line."""
+    served = item.get("served") if isinstance(item, dict) and len(item) == 1 else None
+    return isinstance(served, dict) and all(isinstance(v, str) for v in served.values())
 
 
 def _parse(path: Path, line: bytes, number: int) -> Any:
