@@ -34,7 +34,7 @@ from contam_cli.io.lines import (
 from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.output import split_compression
 from contam_cli.io.remote import RemoteFile
-from contam_cli.io.source import FileSource, Role
+from contam_cli.io.source import FileSource, Role, ranged_id
 
 __all__ = ["iter_corpus", "iter_eval", "iter_records", "read_all", "read_eval", "whole_read_id"]
 
@@ -73,6 +73,8 @@ def _line_records(
                 text = obj.get("text")
                 found = obj.get("id")
                 if type(text) is str and type(found) is str:
+                    if ranged and found[:1] == "@":
+                        found = ranged_id(found, f"@{start}")
                     yield Record(found, text, locator)
                     continue
         yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
@@ -81,12 +83,16 @@ def _line_records(
 def whole_read_id(doc_id: str, offset: int, line: int) -> str:
     """The id a whole read of a JSONL file gives the record a byte-range read gave `doc_id`
     (the record's line starting at byte `offset`, file line `line`): a record without an id is
-    ``"@<offset>"`` in a range and its line number in a whole read; an id it has stays.
+    ``"@<offset>"`` in a range and its line number in a whole read; an id it has stays (one of
+    the form ``"@...@<offset>"`` loses the ``"@"`` :func:`~contam_cli.io.source.ranged_id` gave
+    it in the range, so a record whose own id is ``"@<offset>"`` keeps it).
 
-    >>> whole_read_id("@120", 120, 7), whole_read_id("q-1", 120, 7)
-    ('7', 'q-1')
+    >>> whole_read_id("@120", 120, 7), whole_read_id("q-1", 120, 7), whole_read_id("@@120", 120, 7)
+    ('7', 'q-1', '@120')
     """
-    return str(line) if doc_id == f"@{offset}" else doc_id
+    if doc_id[:1] != "@" or doc_id.lstrip("@") != str(offset):
+        return doc_id
+    return str(line) if doc_id == f"@{offset}" else doc_id[1:]
 
 
 _UNPARSED = object()
@@ -183,7 +189,9 @@ def iter_records(
     file without loss or overlap. In that mode ``Locator.line`` and ``Locator.record`` are None
     (counting earlier lines would mean reading them), spans stay absolute file offsets, a record
     without an id gets ``"@<offset>"`` instead of its line number (:func:`whole_read_id` gives it
-    back once the line is known), and an empty range is no error.
+    back once the line is known; a record whose own id is ``"@<offset>"`` of its line reads as
+    ``"@@<offset>"`` there, which whole_read_id gives back as it was), and an empty range is no
+    error.
     """
     if isinstance(path, RemoteFile):
         src = FileSource(path.url, role, spec, path.name, remote=path, notes=notes)

@@ -9,7 +9,7 @@ from contam_cli.io.extract import TextSpec, Where, extract_text, find_id
 from contam_cli.io.model import Locator, ReadNotes, Record
 from contam_cli.io.remote import RemoteFile
 
-__all__ = ["FileSource", "Role"]
+__all__ = ["FileSource", "Role", "ranged_id"]
 
 Role = Literal["eval", "corpus"]
 
@@ -41,4 +41,19 @@ class FileSource:
         found = find_id(obj, self.spec, where, required=self.role == "eval")
         if found is None:
             found = f"{self.name}:{position}" if self.qualify_ids else position
+        elif position[:1] == "@":
+            found = ranged_id(found, position)
         return Record(found, text, locator)
+
+
+def ranged_id(found: str, position: str) -> str:
+    """A record's own id `found` as a byte-range read gives it (`position`: ``"@<offset>"``,
+    the id it gives a record without one there): an id of the form ``"@...@<offset>"`` gets one
+    more ``"@"``, so that no record's own id is that generated one (whole_read_id takes it off).
+
+    >>> ranged_id("@120", "@120"), ranged_id("@@120", "@120"), ranged_id("@7", "@120")
+    ('@@120', '@@@120', '@7')
+    """
+    if found[:1] == "@" and found.lstrip("@") == position[1:]:
+        return "@" + found
+    return found
