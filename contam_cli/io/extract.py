@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -199,32 +200,94 @@ def _as_id(value: object) -> str | None:
     return None
 
 
-def find_id(obj: object, spec: TextSpec, where: Where, required: bool) -> str | None:
+class _Written(str):
+    """A JSON number as it is written in the record's text."""
+
+
+def _within_64_bits(value: int) -> bool:
+    """Whether orjson reads the integer exactly (a signed or an unsigned 64-bit one)."""
+    return -(1 << 63) <= value < (1 << 64)
+
+
+def _number_id(
+    value: object, key: str, written: bytes | str | None, strict: bool, where: Where
+) -> str:
+    """The id of a number `value` (found under `key`) that may not read back as written: a
+    double (orjson reads an integer beyond 64 bits as one), an integer beyond 64 bits (the
+    standard library keeps it) or 0 (``-0`` reads as 0). With the record's JSON text
+    (`written`), the id is the number as written, so that two numbers written differently are
+    never one id; in an eval set (`strict`) one that does not read back as written is refused,
+    as it would not be the same id where other tools read it. Without a text (records in
+    memory, Parquet), the value is all there is."""
+    text = (
+        lookup(json.loads(written, parse_int=_Written, parse_float=_Written), key)
+        if written is not None
+        else None
+    )
+    if not isinstance(text, _Written):
+        if strict and isinstance(value, int) and not _within_64_bits(value):
+            raise fail(where, f"the id {value} is an integer beyond 64 bits; quote it as a string")
+        found = _as_id(value)
+        assert found is not None
+        return found
+    literal = str(text)
+    if not any(c in literal for c in ".eE"):
+        number = int(literal)
+        if strict and not _within_64_bits(number):
+            raise fail(
+                where, f"the id {literal} is an integer beyond 64 bits; quote it as a string"
+            )
+        reads_as = str(number)
+    else:
+        reads_as = repr(float(literal))
+    if strict and reads_as != literal:
+        raise fail(where, f"the number id {literal} reads as {reads_as}; quote it as a string")
+    return literal
+
+
+def find_id(
+    obj: object,
+    spec: TextSpec,
+    where: Where,
+    required: bool,
+    written: bytes | str | None = None,
+) -> str | None:
+    """The id of a record (see :func:`extract_id`); `required`: an eval set's record, whose
+    `spec.id_field` must be found and whose number id must read back as written; `written`:
+    the record's JSON text, read again for a number id only (see _number_id)."""
     if spec.id_field is not None:
-        value = lookup(obj, spec.id_field)
+        key = spec.id_field
+        value = lookup(obj, key)
         if value is _MISSING:
             if not required:
                 return None
-            raise fail(where, f"id field {spec.id_field!r} not found in this record")
+            raise fail(where, f"id field {key!r} not found in this record")
         found = _as_id(value)
         if found is None:
             raise fail(
                 where,
-                f"id field {spec.id_field!r} is {_kind(value)}, expected a string or a number",
+                f"id field {key!r} is {_kind(value)}, expected a string or a number",
             )
-        return found
-    if isinstance(obj, dict):
+    elif isinstance(obj, dict):
         for key in ID_KEYS:
-            found = _as_id(obj.get(key))
+            value = obj.get(key)
+            found = _as_id(value)
             if found is not None:
-                return found
-    return None
+                break
+        else:
+            return None
+    else:
+        return None
+    if type(value) is str or (type(value) is int and value and _within_64_bits(value)):
+        return found
+    return _number_id(value, key, written, required, where)
 
 
 def extract_id(obj: object, spec: TextSpec, where: Where) -> str | None:
     """The id of one parsed record (``spec.id_field`` or the first usual id key), or None.
 
-    Integer ids become strings; booleans, null and containers are never ids. A missing
+    Number ids become strings (as written, where the record's text is known); booleans,
+    null and containers are never ids. A missing
     ``spec.id_field`` is an error; with auto-detection, None means "use the position".
 
     >>> extract_id({"idx": 7}, TextSpec(), ("x.jsonl", 1))

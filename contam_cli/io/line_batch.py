@@ -52,7 +52,8 @@ class BatchBuilder:
         ordinal = None if self.ranged else self.first + d
         locator = Locator(self.src.path, line, ordinal, (start, stop))
         position = f"@{start}" if self.ranged else str(line_no)
-        return self.src.make(parse_line(content, where, self.src.notes), where, position, locator)
+        obj = parse_line(content, where, self.src.notes)
+        return self.src.make(obj, where, position, locator, content)
 
 
 class LineBatch(BatchBuilder):

@@ -69,7 +69,8 @@ def _records(src: FileSource, data: bytes, fmt: Format) -> Iterator[Record]:
     if fmt == "json":
         elements = iter_array_elements(decode_whole(plain, name), name, src.notes)
         for index, (obj, line, span) in enumerate(elements):
-            yield src.make(obj, (name, line), str(index), Locator(name, line, index, span))
+            locator = Locator(name, line, index, span)
+            yield src.make(obj, (name, line), str(index), locator, plain[span[0] : span[1]])
         return
     # NOTE: a corpus .txt is one document, as readers._txt_document reads a file.
     start = 3 if plain.startswith(BOM) else 0

@@ -77,7 +77,8 @@ def _line_records(
                         found = ranged_id(found, f"@{start}")
                     yield Record(found, text, locator)
                     continue
-        yield src.make(obj, where, f"@{start}" if ranged else str(line_no), locator)
+        position = f"@{start}" if ranged else str(line_no)
+        yield src.make(obj, where, position, locator, None if fmt == "txt" else content)
 
 
 def whole_read_id(doc_id: str, offset: int, line: int) -> str:
@@ -107,7 +108,8 @@ def _line_record(
     where = (src.path, line_no)
     if obj is _UNPARSED:
         obj = parse_line(content, where, src.notes)
-    return src.make(obj, where, str(line_no), Locator(src.path, line_no, ordinal, (start, stop)))
+    locator = Locator(src.path, line_no, ordinal, (start, stop))
+    return src.make(obj, where, str(line_no), locator, content)
 
 
 def _ranged_records(src: FileSource, fmt: Format, byte_range: tuple[int, int]) -> Iterator[Record]:
@@ -137,7 +139,8 @@ def _json_records(src: FileSource) -> Iterator[Record]:
     elements = iter_array_elements(decode_whole(data, src.path), src.path, src.notes)
     for index, (obj, line, span) in enumerate(elements):
         where = (src.path, line)
-        yield src.make(obj, where, str(index), Locator(src.path, line, index, span))
+        locator = Locator(src.path, line, index, span)
+        yield src.make(obj, where, str(index), locator, data[span[0] : span[1]])
 
 
 def _file_records(src: FileSource, byte_range: tuple[int, int] | None) -> Iterator[Record]:

@@ -36,9 +36,18 @@ class FileSource:
         """What to open: the remote object, else the path."""
         return self.path if self.remote is None else self.remote
 
-    def make(self, obj: object, where: Where, position: str, locator: Locator) -> Record:
+    def make(
+        self,
+        obj: object,
+        where: Where,
+        position: str,
+        locator: Locator,
+        written: bytes | str | None = None,
+    ) -> Record:
+        """The record parsed to `obj` (from the JSON text `written`, where there is one: a
+        number id is read from it as written)."""
         text = extract_text(obj, self.spec, where)
-        found = find_id(obj, self.spec, where, required=self.role == "eval")
+        found = find_id(obj, self.spec, where, self.role == "eval", written)
         if found is None:
             found = f"{self.name}:{position}" if self.qualify_ids else position
         elif position[:1] == "@":
