@@ -11,7 +11,7 @@ from contam_cli.engine.eval_index import EvalIndex
 from contam_cli.engine.evidence import Evidence, RunOffsets, make_evidence
 from contam_cli.engine.match import ChunkRuns, DocBatch, match_chunk, match_window
 from contam_cli.engine.windows import LONG_DOC_BYTES, Window, iter_windows
-from contam_cli.io.model import Record
+from contam_cli.io.model import Record, merge_unread_turns
 from contam_cli.text import NormConfig, Tokenizer, doc_lengths
 
 __all__ = ["Accumulator"]
@@ -34,6 +34,8 @@ class Accumulator:
     """Lines and records read from each byte range (path, start) of a sharded file."""
     replaced: dict[str, int] = field(init=False, default_factory=dict)
     """Per corpus file, the records whose lone surrogate escapes were read as U+FFFD."""
+    unread_turns: dict[str, tuple[int, str, str]] = field(init=False, default_factory=dict)
+    """Per corpus file, its first chat turn without a text key (see ReadNotes.unread_turns)."""
     documents: np.ndarray = field(init=False)
     text_bytes: np.ndarray = field(init=False)
     # NOTE: a shard's result touches few of its (source, n-gram) and (source, example) cells,
@@ -187,6 +189,7 @@ class Accumulator:
             full = np.zeros(shape, dtype=np.int64)
             full.reshape(-1)[touched] = cast(np.ndarray, state[name])
             state[name] = full
+        state.setdefault("unread_turns", {})  # NOTE: a checkpoint of an earlier version
         packed = state.get("_dense")  # NOTE: absent while None (a dataclass class default)
         if packed is not None:
             n = cast(int, state["n_grams"])
@@ -213,6 +216,7 @@ class Accumulator:
         self.range_reads.update(other.range_reads)
         for path, count in other.replaced.items():
             self.replaced[path] = self.replaced.get(path, 0) + count
+        merge_unread_turns(self.unread_turns, other.unread_turns)
         self.documents += other.documents
         self.text_bytes += other.text_bytes
         cells = other._cells()

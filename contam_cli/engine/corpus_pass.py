@@ -75,6 +75,7 @@ def scan_shard(ctx: CorpusContext, shard: Shard) -> Accumulator:
         for batch in batches:
             add_both(acc, ctx.index, ctx.fuzzy, tk, batch)
     acc.replaced.update(notes.surrogates)
+    acc.unread_turns.update(notes.unread_turns)
     return acc
 
 

@@ -20,11 +20,18 @@ from contam_cli.features.eval_refs import EvalRefs, RefsBuilder
 from contam_cli.io.discover import files_bytes, iter_files, sha256_file
 from contam_cli.io.eval_columns import iter_eval_columns
 from contam_cli.io.inputs import as_record, classify
-from contam_cli.io.model import ReadNotes, Record
+from contam_cli.io.model import ReadNotes, Record, unread_turn_entry
 from contam_cli.io.readers import iter_eval
 from contam_cli.text import Tokenizer
 
-__all__ = ["eval_files_bytes", "eval_warnings", "index_eval", "index_eval_refs", "load_eval"]
+__all__ = [
+    "corpus_warnings",
+    "eval_files_bytes",
+    "eval_warnings",
+    "index_eval",
+    "index_eval_refs",
+    "load_eval",
+]
 
 
 def eval_files_bytes(eval: Any, opts: ScanOptions) -> int:
@@ -214,15 +221,33 @@ def _describe_eval_files(
         replaced = notes.surrogates.get(str(f))
         if replaced:
             entry["lone_surrogates"] = replaced
+        if str(f) in notes.unread_turns:
+            entry["unread_turn"] = unread_turn_entry(notes.unread_turns[str(f)])
         out.append(entry)
     return out
 
 
-def eval_warnings(eval_inputs: list[dict[str, Any]]) -> list[str]:
-    """What the eval files' reading replaced, as report warnings."""
+def eval_warnings(eval_inputs: list[dict[str, Any]], option: str = "--field") -> list[str]:
+    """What the eval files' reading replaced or did not read, as report warnings (`option`:
+    the one that chooses these files' text)."""
     return [
-        f"{e['path']}: {e['lone_surrogates']} record(s) held lone surrogate escapes "
-        "(not text), read as U+FFFD"
-        for e in eval_inputs
-        if e.get("lone_surrogates")
+        *(
+            f"{e['path']}: {e['lone_surrogates']} record(s) held lone surrogate escapes "
+            "(not text), read as U+FFFD"
+            for e in eval_inputs
+            if e.get("lone_surrogates")
+        ),
+        *(
+            f"{e['path']}: the chat turn at {e['unread_turn']['at']} has no content, value or "
+            f"text; its {e['unread_turn']['key']!r} is not read (name that key content, or "
+            f"choose the text with {option})"
+            for e in eval_inputs
+            if e.get("unread_turn")
+        ),
     ]
+
+
+def corpus_warnings(corpus_inputs: list[dict[str, Any]]) -> list[str]:
+    """What the corpus files' reading did not read (chat turns without a text key)."""
+    unread = [f for s in corpus_inputs for f in s["files"] if "unread_turn" in f]
+    return eval_warnings(unread, "--corpus-field")

@@ -25,6 +25,7 @@ from contam_cli.errors import ArgumentError, UsageError
 from contam_cli.features.boilerplate import Suppression, suppress
 from contam_cli.features.corpus_hashes import corpus_hashes
 from contam_cli.features.eval_side import (
+    corpus_warnings,
     eval_files_bytes,
     eval_warnings,
     index_eval,
@@ -37,7 +38,7 @@ from contam_cli.features.ngram_report import IndexCounts, ngram_report
 from contam_cli.io.accel import chosen
 from contam_cli.io.discover import iter_files, list_files, unread_warnings
 from contam_cli.io.inputs import classify
-from contam_cli.io.model import Record
+from contam_cli.io.model import Record, unread_turn_entry
 from contam_cli.io.remote import RemoteFile, url_parts
 from contam_cli.io.roles import check_roles
 from contam_cli.policy import FlagPolicy
@@ -105,14 +106,14 @@ def scan(
     check_input_roles(eval, [p for s in sources for p in s.paths], opts)
     done = scan_corpus(eval, sources, opts, progress=progress, executor=executor)
     acc, used, fuzzy_index = done.acc, done.opts, done.fuzzy_index
-    corpus_inputs = describe_sources(
-        sources, acc.documents.tolist(), acc.text_bytes.tolist(), done.hashes, acc.replaced
-    )
+    corpus_inputs = describe_sources(sources, acc.documents.tolist(), acc.text_bytes.tolist(),
+                                     done.hashes, acc.replaced, acc.unread_turns)  # fmt: skip
     replaced = [{"path": p, "lone_surrogates": n} for p, n in sorted(acc.replaced.items())]
     inputs = {"eval": done.eval_inputs, "corpus": corpus_inputs}
     # NOTE: which executor ran the shards is not recorded: every one gives the same report.
     config = {**used.describe(), "runs": "exact", **done.boilerplate_config()}
-    found = [*warnings, *eval_warnings(done.eval_inputs), *eval_warnings(replaced), *done.warnings]
+    found = [*warnings, *eval_warnings(done.eval_inputs), *eval_warnings(replaced)]
+    found += [*corpus_warnings(corpus_inputs), *done.warnings]
     records, counts = done.records, IndexCounts.of(done.index, acc)
     # NOTE: the eval index is done with: freed before the report is built and the eval texts
     # are read back (1.3 GB for 1,000,000 examples, which would otherwise add to the peak).
@@ -373,10 +374,10 @@ def describe_sources(
     text_bytes: list[int],
     hashes: Mapping[Path, str],
     replaced: Mapping[str, int] | None = None,
+    unread: Mapping[str, tuple[int, str, str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The report's corpus inputs (`replaced`: per file, the records whose lone surrogates were
-    read as U+FFFD, recorded as ``lone_surrogates`` as for eval files)."""
-    replaced = replaced or {}
+    """The report's corpus inputs; `replaced`, `unread`: ReadNotes' notes, as for eval files."""
+    replaced, unread = replaced or {}, unread or {}
 
     def entry(p: Path | RemoteFile) -> dict[str, Any]:
         if isinstance(p, RemoteFile):
@@ -385,6 +386,8 @@ def describe_sources(
             out = {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
         if replaced.get(out["path"]):
             out["lone_surrogates"] = replaced[out["path"]]
+        if out["path"] in unread:
+            out["unread_turn"] = unread_turn_entry(unread[out["path"]])
         return out
 
     return [

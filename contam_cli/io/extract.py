@@ -83,7 +83,25 @@ def lookup(obj: object, path: str) -> object:
     return current
 
 
-def _turn_text(turn: dict[str, Any], spec: TextSpec, where: Where) -> str | None:
+_TURN_META = frozenset(
+    ("role", "from", "name", "id", "type", "tool_calls", "tool_call_id", "function_call",
+     "recipient", "channel", "weight", "timestamp", "created_at", "model", "status", "lang")
+)  # fmt: skip
+"""A chat turn's keys that never hold its text (OpenAI, ShareGPT and other exports)."""
+
+
+def _unread_key(turn: dict[str, Any]) -> str | None:
+    """The first key of a turn without a text key that holds a non-empty string and is no
+    known metadata: its text, maybe (``{"role": "user", "message": ...}``)."""
+    for key, value in turn.items():
+        if key not in _TURN_META and isinstance(value, str) and value.strip():
+            return key
+    return None
+
+
+def _turn_text(
+    turn: dict[str, Any], spec: TextSpec, where: Where, unread: list[str] | None
+) -> str | None:
     """The text of one chat turn (OpenAI ``role/content`` or ShareGPT ``from/value``), if kept."""
     role = turn.get("role", turn.get("from"))
     if spec.roles is not None:
@@ -93,11 +111,17 @@ def _turn_text(turn: dict[str, Any], spec: TextSpec, where: Where) -> str | None
     # NOTE: "text" too: some chat exports name a turn's content so ({"role", "text"}), and a
     # turn read as empty hid what it held from the scan.
     key = next((k for k in TURN_KEYS if k in turn), None)
-    content = None if key is None else turn[key]
-    return None if content is None else _value_text(content, "content", spec, where)
+    if key is None:
+        if unread is not None and not unread and (other := _unread_key(turn)) is not None:
+            unread.append(other)
+        return None
+    content = turn[key]
+    return None if content is None else _value_text(content, "content", spec, where, unread)
 
 
-def _item_text(item: object, name: str, spec: TextSpec, where: Where) -> str | None:
+def _item_text(
+    item: object, name: str, spec: TextSpec, where: Where, unread: list[str] | None
+) -> str | None:
     """One list element: a string, a chat turn, or a content part (non-text parts give None)."""
     if isinstance(item, str):
         return item
@@ -107,11 +131,11 @@ def _item_text(item: object, name: str, spec: TextSpec, where: Where) -> str | N
         return None
     if isinstance(item, dict):
         if "role" in item or "from" in item:
-            return _turn_text(item, spec, where)
+            return _turn_text(item, spec, where, unread)
         if str(item.get("type", "text")).endswith("text"):
             for key in PART_KEYS:
                 if key in item:
-                    return _value_text(item[key], name, spec, where)
+                    return _value_text(item[key], name, spec, where, unread)
         if "type" in item:
             return None
     raise fail(
@@ -121,7 +145,9 @@ def _item_text(item: object, name: str, spec: TextSpec, where: Where) -> str | N
     )
 
 
-def _value_text(value: object, name: str, spec: TextSpec, where: Where) -> str:
+def _value_text(
+    value: object, name: str, spec: TextSpec, where: Where, unread: list[str] | None = None
+) -> str:
     """Text from a field value: a string, a number, a list of strings/parts, or a chat."""
     if isinstance(value, str):
         return value
@@ -130,48 +156,54 @@ def _value_text(value: object, name: str, spec: TextSpec, where: Where) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, list):
-        parts = (_item_text(item, name, spec, where) for item in value)
+        parts = (_item_text(item, name, spec, where, unread) for item in value)
         return "\n".join(p for p in parts if p is not None)
     raise fail(where, f"field {name!r} is {_kind(value)}, not text; choose the text with --field")
 
 
-def _joined(obj: dict[str, Any], keys: Sequence[str], spec: TextSpec, where: Where) -> str:
+def _joined(
+    obj: dict[str, Any], keys: Sequence[str], spec: TextSpec, where: Where, unread: list[str] | None
+) -> str:
     """The non-empty texts of ``keys`` (absent keys count as empty), joined by newlines."""
-    texts = (_value_text(obj.get(key), key, spec, where) for key in keys)
+    texts = (_value_text(obj.get(key), key, spec, where, unread) for key in keys)
     return "\n".join(text for text in texts if text)
 
 
-def _auto_text(obj: dict[str, Any], spec: TextSpec, where: Where) -> str:
+def _auto_text(obj: dict[str, Any], spec: TextSpec, where: Where, unread: list[str] | None) -> str:
     for key in ("text", "content"):
         if obj.get(key) is not None:
-            return _value_text(obj[key], key, spec, where)
+            return _value_text(obj[key], key, spec, where, unread)
     if obj.get("question") is not None:
-        return _joined(obj, ("question", "answer"), spec, where)
+        return _joined(obj, ("question", "answer"), spec, where, unread)
     if obj.get("prompt") is not None:
-        return _joined(obj, ("prompt", "completion"), spec, where)
+        return _joined(obj, ("prompt", "completion"), spec, where, unread)
     if obj.get("instruction") is not None:
-        return _joined(obj, ("instruction", "input", "output"), spec, where)
+        return _joined(obj, ("instruction", "input", "output"), spec, where, unread)
     for key in ("messages", "conversations"):
         if obj.get(key) is not None:
-            return _value_text(obj[key], key, spec, where)
+            return _value_text(obj[key], key, spec, where, unread)
     raise fail(where, f"no text field found (looked for {', '.join(TEXT_KEYS)}); use --field")
 
 
-def _field_text(obj: object, field: str, spec: TextSpec, where: Where) -> str:
+def _field_text(
+    obj: object, field: str, spec: TextSpec, where: Where, unread: list[str] | None
+) -> str:
     value = lookup(obj, field)
     if value is _MISSING:
         raise fail(where, f"field {field!r} not found in this record")
-    return _value_text(value, field, spec, where)
+    return _value_text(value, field, spec, where, unread)
 
 
-def extract_text(obj: object, spec: TextSpec, where: Where) -> str:
+def extract_text(obj: object, spec: TextSpec, where: Where, unread: list[str] | None = None) -> str:
     """The text of one parsed record: ``spec.fields`` joined by newlines, or auto-detected.
 
     A bare JSON string is its own text, unless ``spec.fields`` names fields, which a string does
     not have: an error, never the string in their place. Auto-detection takes the first of
     ``text``, ``content``, ``question`` (+``answer``), ``prompt`` (+``completion``),
     ``instruction`` (+``input``, ``output``), ``messages`` and ``conversations``; chat turns are
-    filtered by ``spec.roles``.
+    filtered by ``spec.roles``. `unread` receives the key of the first chat turn that has
+    none of TURN_KEYS but a string under another key that is no known metadata (its text,
+    maybe, which is not read: a warning's business).
 
     >>> extract_text({"question": "2+2?", "answer": 4}, TextSpec(), ("x.jsonl", 1))
     '2+2?\\n4'
@@ -182,8 +214,8 @@ def extract_text(obj: object, spec: TextSpec, where: Where) -> str:
         expected = "an object (for --field)" if spec.fields else "an object or a string"
         raise fail(where, f"record is {_kind(obj)}, expected {expected}")
     if spec.fields:
-        return "\n".join(_field_text(obj, field, spec, where) for field in spec.fields)
-    return _auto_text(obj, spec, where)
+        return "\n".join(_field_text(obj, f, spec, where, unread) for f in spec.fields)
+    return _auto_text(obj, spec, where, unread)
 
 
 def _as_id(value: object) -> str | None:

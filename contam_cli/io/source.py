@@ -46,7 +46,10 @@ class FileSource:
     ) -> Record:
         """The record parsed to `obj` (from the JSON text `written`, where there is one: a
         number id is read from it as written)."""
-        text = extract_text(obj, self.spec, where)
+        unread: list[str] | None = None if self.notes is None else []
+        text = extract_text(obj, self.spec, where, unread)
+        if unread and self.notes is not None:
+            self.notes.unread_turn(locator, unread[0])
         found = find_id(obj, self.spec, where, self.role == "eval", written)
         if found is None:
             found = f"{self.name}:{position}" if self.qualify_ids else position
