@@ -38,12 +38,8 @@ from contam_cli.engine.shards import plan_shards  # noqa: E402
 from contam_cli.features.eval_side import index_eval_refs  # noqa: E402
 from contam_cli.features.eval_texts import attach_eval_texts  # noqa: E402
 from contam_cli.features.ngram_report import ngram_report  # noqa: E402
-from contam_cli.features.scan import (  # noqa: E402
-    _trim_heap,
-    _want_kernels,
-    describe_sources,
-    resolve_sources,
-)
+from contam_cli.features.scan import _trim_heap, _want_kernels  # noqa: E402
+from contam_cli.features.sources import describe_sources, resolve_sources  # noqa: E402
 from contam_cli.policy import FlagPolicy  # noqa: E402
 from contam_cli.report import save_report  # noqa: E402
 from contam_cli.text import Tokenizer  # noqa: E402

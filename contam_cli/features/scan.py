@@ -35,11 +35,12 @@ from contam_cli.features.eval_side import (
 from contam_cli.features.eval_texts import attach_eval_texts
 from contam_cli.features.fuzzy_report import add_fuzzy, check_fuzzy_input, fuzzy_eval_index
 from contam_cli.features.ngram_report import IndexCounts, ngram_report
+from contam_cli.features.sources import check_documents, describe_sources, resolve_sources
 from contam_cli.io.accel import chosen
-from contam_cli.io.discover import iter_files, list_files, unread_warnings
+from contam_cli.io.discover import iter_files, unread_warnings
 from contam_cli.io.inputs import classify
-from contam_cli.io.model import Record, unread_turn_entry
-from contam_cli.io.remote import RemoteFile, url_parts
+from contam_cli.io.model import Record
+from contam_cli.io.remote import RemoteFile
 from contam_cli.io.roles import check_roles
 from contam_cli.policy import FlagPolicy
 from contam_cli.policy.thresholds import check_corpus
@@ -202,7 +203,7 @@ def scan_corpus(
         hashes = hashing.results()
     finally:
         hashing.close()
-    _check_documents(sources, acc.documents.tolist())
+    check_documents(sources, acc.documents.tolist())
     return CorpusScan(
         records, eval_inputs, eval_index, acc, opts, hashes, suppression, doc_freq, full, fuzzy
     )
@@ -332,71 +333,3 @@ def _want_kernels(opts: ScanOptions, sources: list[Source], eval: Any) -> bool:
     corpus and eval files on disk). The eval reader follows the tokenizer's choice."""
     on_disk = sum(p.stat().st_size for s in sources for p in s.paths)
     return chosen(opts.accel, on_disk + eval_files_bytes(eval, opts))
-
-
-# -- the corpus side ---------------------------------------------------------------------------
-
-
-def resolve_sources(corpus: Any, opts: ScanOptions) -> list[Source]:
-    """The `corpus` argument as named sources (one rule for every source, see scan())."""
-    if corpus is None:
-        raise UsageError("no corpus given: use --corpus PATH or --source NAME=PATH")
-    if isinstance(corpus, Mapping):
-        if not corpus:
-            raise ArgumentError("corpus: an empty mapping of sources")
-        return [_source(str(k), v, opts) for k, v in corpus.items()]
-    return [_source("corpus", corpus, opts)]
-
-
-def _source(name: str, value: object, opts: ScanOptions) -> Source:
-    what = "corpus" if name == "corpus" else f"source {name!r}"
-    parts = url_parts(value, what)
-    if parts is not None:  # URLs (and paths beside them)
-        found = (f for p in parts for f in list_files(p, opts.include, opts.exclude))
-        return Source(name, tuple(found))
-    given = classify(value, what=what)
-    if given.memory is not None:
-        return Source(name, stream=given.memory)
-    files = [f for p in given.paths for f in iter_files(p, opts.include, opts.exclude)]
-    return Source(name, tuple(files))
-
-
-def _check_documents(sources: list[Source], documents: list[int]) -> None:
-    for src, n in zip(sources, documents):
-        if n == 0:
-            what = "corpus" if src.name == "corpus" else f"source {src.name!r}"
-            raise UsageError(f"{what}: no documents to scan")
-
-
-def describe_sources(
-    sources: list[Source],
-    documents: list[int],
-    text_bytes: list[int],
-    hashes: Mapping[Path, str],
-    replaced: Mapping[str, int] | None = None,
-    unread: Mapping[str, tuple[int, str, str]] | None = None,
-) -> list[dict[str, Any]]:
-    """The report's corpus inputs; `replaced`, `unread`: ReadNotes' notes, as for eval files."""
-    replaced, unread = replaced or {}, unread or {}
-
-    def entry(p: Path | RemoteFile) -> dict[str, Any]:
-        if isinstance(p, RemoteFile):
-            out = p.describe()
-        else:
-            out = {"path": str(p), "bytes": p.stat().st_size, "sha256": hashes.get(p)}
-        if replaced.get(out["path"]):
-            out["lone_surrogates"] = replaced[out["path"]]
-        if out["path"] in unread:
-            out["unread_turn"] = unread_turn_entry(unread[out["path"]])
-        return out
-
-    return [
-        {
-            "source": src.name,
-            "files": [entry(p) for p in src.paths],
-            "streamed": src.stream is not None,
-            "documents": int(docs),
-            "text_bytes": int(size),
-        }
-        for src, docs, size in zip(sources, documents, text_bytes)
-    ]
