@@ -23,6 +23,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from contam_cli.errors import ContamError, Terminated
+from contam_cli.io.remote import mask
 
 __all__ = [
     "EXIT_CLEAN",
@@ -141,11 +142,13 @@ def _interrupt_behind(e: BaseException) -> BaseException | None:
 
 
 def _failure_line(e: Exception) -> str:
+    """The one line of a failure, credentials masked (a backend's error may quote an endpoint
+    URL with a password or a presigned query, or a secret from the environment)."""
     if isinstance(e, ContamError):
-        return f"contam: error: {e}"
+        return mask(f"contam: error: {e}")
     if isinstance(e, OSError):
-        return f"contam: error: {_os_error(e)}"
-    return f"contam: internal error: {type(e).__name__}: {e} (rerun with --debug)"
+        return mask(f"contam: error: {_os_error(e)}")
+    return mask(f"contam: internal error: {type(e).__name__}: {e} (rerun with --debug)")
 
 
 @contextmanager

@@ -9,7 +9,9 @@ fetched: s3fs sends the ETag as ``If-Match``) is an :class:`~contam_cli.errors.I
 a scan never mixes two versions of an object. Credentials come from the backend's own
 configuration (for S3 the environment and ``~/.aws``, the endpoint from ``AWS_ENDPOINT_URL`` or
 ``AWS_ENDPOINT_URL_S3``); a URL carrying a password is refused, as it would be written to the
-report.
+report, and so is one whose query carries a signature or token (a presigned URL). Whatever a
+backend says in an error passes through :func:`mask` first: a URL's password or signature, or
+the value of ``AWS_SECRET_ACCESS_KEY`` or ``AWS_SESSION_TOKEN``, never reaches a message.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "Url",
     "is_url",
     "list_objects",
+    "mask",
     "open_object",
     "url_parts",
 ]
@@ -42,6 +45,15 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 READ_BLOCK = 8 << 20
 """Bytes fetched per request beyond what a read asks for (fsspec's read-ahead cache): a 64 MiB
 range is a handful of requests, and a range reads at most this much past its end."""
+#: A URL's user and password (``scheme://user:pw@host``), and query parameters that are
+#: credentials: S3 and GCS presigned URLs, CloudFront signed URLs, Azure SAS, bearer tokens (a
+#: value ends where a URL-encoded one cannot go on: at ``&``, a quote, space, ``:`` or ``)``).
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"'`]*@")
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&](?:x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)"
+    r"|signature|sig|token|access_token|key-pair-id|policy)=)[^&#\s\"'`:;,)\]]*"
+)
+_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN")
 _VERSION_KEYS = ("ETag", "etag", "md5Hash", "crc32c", "blob_id", "checksum")
 #: What a listing says of when an object was written (S3, Azure, GCS, local files: mtime and
 #: st_ctime as ``created``, SFTP, FTP): kept beside the ETag, for backends that list none.
@@ -55,6 +67,21 @@ def is_url(value: object) -> bool:
     (True, False, False)
     """
     return isinstance(value, str) and _URL.match(value) is not None
+
+
+def mask(text: str) -> str:
+    """`text` with every URL's user and password, every credential in a query string, and the
+    values of the secret AWS variables of this environment replaced by ``***``.
+
+    >>> mask('Could not connect to "http://u:pw@h:9/b?X-Amz-Signature=ab12&list-type=2"')
+    'Could not connect to "http://***@h:9/b?X-Amz-Signature=***&list-type=2"'
+    """
+    text = _SECRET_QUERY.sub(r"\1***", _USERINFO.sub(r"\1***@", text))
+    for name in _SECRET_ENV:
+        value = os.environ.get(name, "")
+        if len(value) >= 4:
+            text = text.replace(value, "***")
+    return text
 
 
 class Url(str):
@@ -140,10 +167,11 @@ def _filesystem(url: str) -> tuple[Any, str]:
     """The fsspec filesystem of `url` and the path in it; a missing backend is an error naming
     the URL and what to install."""
     parts = urlsplit(url)
-    if parts.password is not None:
+    if parts.password is not None or _SECRET_QUERY.search("?" + parts.query):
+        what = "a password" if parts.password is not None else "a signature or token"
         raise ArgumentError(
-            f"{parts.scheme}://{parts.hostname}...: a URL with a password is refused (it would "
-            "be written to the report); give credentials through the environment"
+            f"{mask(url)}: a URL with {what} is refused (it would be written to the "
+            "report); give credentials through the environment"
         )
     try:
         from fsspec.core import url_to_fs
@@ -167,9 +195,10 @@ def _errors(url: str, doing: str) -> Iterator[None]:
     except ContamError:
         raise
     except FileNotFoundError as e:
-        raise InputError(url, f"cannot {doing}: no such bucket, object or prefix ({e})") from None
+        why = f"cannot {doing}: no such bucket, object or prefix ({e})"
+        raise InputError(url, mask(why)) from None
     except Exception as e:  # NOTE: backends raise their own kinds (botocore's, aiohttp's, ...)
-        raise InputError(url, f"cannot {doing}: {type(e).__name__}: {e}") from None
+        raise InputError(url, mask(f"cannot {doing}: {type(e).__name__}: {e}")) from None
 
 
 def _version(info: dict[str, Any]) -> str | None:
@@ -264,7 +293,7 @@ class _Checked(io.RawIOBase):
         try:
             data = self._fh.read(-1 if size is None else size)
         except (FileNotFoundError, PermissionError) as e:
-            raise InputError(self._url, f"cannot read object: {e}") from None
+            raise InputError(self._url, mask(f"cannot read object: {e}")) from None
         except OSError as e:
             if _expired(e):
                 raise InputError(

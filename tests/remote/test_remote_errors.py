@@ -1,0 +1,93 @@
+"""Each way a remote corpus fails, as a user meets it on the command line, against the suite's
+moto server (and closed or foreign local ports, never the network): one line on stderr, exit 2,
+naming the URL, no traceback, no credential (a URL's password or signature, the secret AWS
+variables' values), no long wait."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("s3fs", reason="needs the extra: pip install 'contam-cli[remote]'")
+pytest.importorskip("moto.server", reason="the S3 tests need moto's server")
+
+import s3fs  # noqa: E402
+from test_remote_s3 import CD, SECRET, run, s3  # noqa: E402, F401  # NOTE: s3, the server
+
+from contam_cli.errors import ArgumentError  # noqa: E402
+from contam_cli.io.discover import list_files  # noqa: E402
+from contam_cli.io.remote import mask  # noqa: E402
+
+EVAL = str(CD / "examples/benchmark.jsonl")
+TOKEN = "contam-test-session-token-9e2a"
+
+
+@pytest.fixture
+def endpoint(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Point S3 at another endpoint for one test (s3fs's cached clients forgotten before and
+    after), with a session token set as well, inside the server fixture's environment."""
+    request.getfixturevalue("s3")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", TOKEN)
+
+    def point(url: str) -> None:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", url)
+        s3fs.S3FileSystem.clear_instance_cache()
+
+    s3fs.S3FileSystem.clear_instance_cache()
+    yield point
+    s3fs.S3FileSystem.clear_instance_cache()
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def fails(out: Any, url: str) -> str:
+    """The one line a failed command wrote, checked: exit 2, the URL, no secret, no traceback."""
+    text = out.output
+    assert out.exit_code == 2, text
+    assert text.startswith("contam: error: ") and text.count("\n") == 1, text
+    assert url in text and "Traceback" not in text
+    for secret in (SECRET, TOKEN, "pw-contam", "SIG-contam", "CRED-contam"):
+        assert secret not in text, text
+    return text
+
+
+def test_mask_hides_passwords_signatures_and_secret_variables(endpoint: Any) -> None:
+    said = (
+        f'Could not connect to "http://me:pw-contam@h:9/b?list-type=2&X-Amz-Signature=SIG-contam'
+        f'&X-Amz-Credential=CRED-contam%2F": {SECRET} {TOKEN}'
+    )
+    assert mask(said) == (
+        'Could not connect to "http://***@h:9/b?list-type=2&X-Amz-Signature=***'
+        '&X-Amz-Credential=***": *** ***'
+    )
+    assert mask("s3://bucket/key@2: cannot list") == "s3://bucket/key@2: cannot list"
+
+
+def test_an_endpoint_url_with_credentials_never_reaches_stderr(
+    endpoint: Any, tmp_path: Path
+) -> None:
+    url = "s3://contam-remote-test/cd/corpus/"
+    endpoint(
+        f"http://me:{SECRET}@127.0.0.1:{closed_port()}/?X-Amz-Signature=SIG-contam"
+        "&X-Amz-Credential=CRED-contam"
+    )
+    report = tmp_path / "r.json"
+    line = fails(run("scan", EVAL, "--corpus", url, "--report", str(report)), url)
+    assert "***" in line and not report.exists()
+
+
+def test_a_presigned_url_is_refused_masked(endpoint: Any) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/b/a.jsonl"
+    signed = f"{url}?X-Amz-Credential=CRED-contam&X-Amz-Signature=SIG-contam"
+    with pytest.raises(ArgumentError, match="a URL with a signature or token is refused"):
+        list_files(signed)
+    line = fails(run("scan", EVAL, "--corpus", signed), url)
+    assert "X-Amz-Signature=***: a URL" in line
