@@ -163,6 +163,25 @@ def url_parts(value: object, what: str) -> list[Url | str | os.PathLike[str]] | 
     return parts
 
 
+#: How long S3 may keep a scan waiting: 5 s to connect, 15 s for an answer to go on (s3fs's
+#: own values), each request made at most 2 times by botocore (unless ``AWS_MAX_ATTEMPTS`` or
+#: ``AWS_RETRY_MODE`` say otherwise) inside at most 2 tries by s3fs (it retries timeouts, not
+#: refused connections). A closed port fails in about a second, a host that drops packets in
+#: about 10 s, one that accepts and never answers in about a minute (4 x 15 s): defaults of 5 x 5
+#: attempts waited over 6 minutes for that last one, per request.
+S3_WAITS = {"connect_timeout": 5, "read_timeout": 15, "attempts": 2, "tries": 2}
+
+
+def _options(scheme: str) -> dict[str, Any]:
+    """The backend's storage options: for S3, the waits of :data:`S3_WAITS`."""
+    if scheme not in ("s3", "s3a"):
+        return {}
+    config: dict[str, Any] = {k: S3_WAITS[k] for k in ("connect_timeout", "read_timeout")}
+    if not (os.environ.get("AWS_MAX_ATTEMPTS") or os.environ.get("AWS_RETRY_MODE")):
+        config["retries"] = {"total_max_attempts": S3_WAITS["attempts"], "mode": "standard"}
+    return {"config_kwargs": config}
+
+
 def _filesystem(url: str) -> tuple[Any, str]:
     """The fsspec filesystem of `url` and the path in it; a missing backend is an error naming
     the URL and what to install."""
@@ -178,13 +197,16 @@ def _filesystem(url: str) -> tuple[Any, str]:
     except ImportError:
         raise MissingExtraError("fsspec", "remote", url) from None
     try:
-        return url_to_fs(url)  # type: ignore[no-any-return]
+        fs, path = url_to_fs(url, **_options(parts.scheme))
     except ImportError as e:
         if parts.scheme in ("s3", "s3a"):
             raise MissingExtraError("s3fs", "remote", url) from None
         raise InputError(url, f"no fsspec backend installed for {parts.scheme}:// ({e})") from None
     except ValueError as e:
         raise InputError(url, f"cannot open this URL: {e}") from None
+    if parts.scheme in ("s3", "s3a"):
+        fs.retries = S3_WAITS["tries"]  # NOTE: s3fs's own loop, around botocore's attempts
+    return fs, path
 
 
 @contextmanager

@@ -6,6 +6,7 @@ variables' values), no long wait."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,3 +92,35 @@ def test_a_presigned_url_is_refused_masked(endpoint: Any) -> None:
         list_files(signed)
     line = fails(run("scan", EVAL, "--corpus", signed), url)
     assert "X-Amz-Signature=***: a URL" in line
+
+
+def test_an_unreachable_endpoint_fails_within_a_stated_bound(endpoint: Any) -> None:
+    url = "s3://contam-remote-test/cd/corpus/"
+    endpoint(f"http://127.0.0.1:{closed_port()}")
+    start = time.monotonic()
+    assert "Could not connect" in fails(run("scan", EVAL, "--corpus", url), url)
+    assert time.monotonic() - start < 5  # NOTE: botocore's and s3fs's defaults waited 9 s
+
+
+def test_an_endpoint_that_never_answers_fails_after_the_stated_tries(
+    endpoint: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contam_cli.io import remote
+
+    monkeypatch.delenv("AWS_MAX_ATTEMPTS", raising=False)
+    monkeypatch.delenv("AWS_RETRY_MODE", raising=False)
+    fs, _ = remote._filesystem("s3://b/x/")
+    assert fs.retries == 2 and fs.config_kwargs == {
+        "connect_timeout": 5, "read_timeout": 15,
+        "retries": {"total_max_attempts": 2, "mode": "standard"},
+    }  # fmt: skip
+    monkeypatch.setitem(remote.S3_WAITS, "read_timeout", 0.25)
+    url = "s3://contam-remote-test/cd/corpus/"
+    with socket.socket() as silent:  # NOTE: the kernel accepts; nobody ever answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        endpoint(f"http://127.0.0.1:{silent.getsockname()[1]}")
+        start = time.monotonic()
+        assert "Read timeout" in fails(run("scan", EVAL, "--corpus", url), url)
+        took = time.monotonic() - start
+    assert 4 * 0.25 <= took < 4  # 2 tries of 2 attempts, each waiting read_timeout

@@ -88,7 +88,8 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3]:
         import s3fs
 
         fs = s3fs.S3FileSystem(skip_instance_cache=True)
-        fs.mkdir(BUCKET)
+        if not fs.exists(BUCKET):  # NOTE: moto's backends are per process, not per server
+            fs.mkdir(BUCKET)
         for local in [CD / "examples/corpus", DECONTAM]:
             prefix = "cd/corpus" if local.name == "corpus" else "decontam"
             for f in sorted(local.rglob("*")):
