@@ -38,19 +38,27 @@ _FLUSH_FAILED = 120
 """The exit status CPython gives when flushing stdout fails at shutdown."""
 
 
+_STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+
+
 def _terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
 def main() -> None:
-    """Run `contam` and end the process with its exit code."""
-    leave(run())
+    """Run `contam` and end the process with its exit code (late signals stay ignored)."""
+    leave(run(restore_signals=False))
 
 
-def run(gc_thresholds: tuple[int, int, int] | None = GC_THRESHOLDS) -> int:
+def run(
+    gc_thresholds: tuple[int, int, int] | None = GC_THRESHOLDS, *, restore_signals: bool = True
+) -> int:
     """Run `contam` in this process; its exit code (the process goes on). `gc_thresholds`: the
-    collector's while it runs (None: leave them as they are)."""
+    collector's while it runs (None: leave them as they are). `restore_signals`: put this
+    process's Ctrl-C and SIGTERM handlers back afterwards (the command sets its own, and
+    ignores both once its exit code is decided)."""
     before = gc.get_threshold()
+    handlers = {sig: signal.getsignal(sig) for sig in _STOPPING}
     if gc_thresholds is not None:
         gc.set_threshold(*gc_thresholds)
     if hasattr(signal, "SIGTERM"):
@@ -68,6 +76,9 @@ def run(gc_thresholds: tuple[int, int, int] | None = GC_THRESHOLDS) -> int:
         return _code(e.code)
     finally:
         gc.set_threshold(*before)
+        for sig, handler in handlers.items():
+            if restore_signals and handler is not None:
+                signal.signal(sig, handler)
     return 0
 
 

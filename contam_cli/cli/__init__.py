@@ -16,7 +16,7 @@ import typer
 import typer.main
 
 from contam_cli._version import __version__
-from contam_cli.cli.exits import ContamGroup, install_signal_handlers
+from contam_cli.cli.exits import AS_PROCESS, ContamGroup, install_signal_handlers
 
 # NOTE: the order `contam --help` lists them in.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -117,4 +117,8 @@ def main() -> None:
 
     install_signal_handlers()
     tune_allocator()
-    app()
+    AS_PROCESS[0] = True
+    try:
+        app()
+    finally:
+        AS_PROCESS[0] = False

@@ -70,6 +70,12 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+#: Whether this process is the command line itself (:func:`contam_cli.cli.main`): only then are
+#: late signals ignored once the exit code is decided. A command run inside another program (a
+#: test's CliRunner, a notebook) leaves that program's Ctrl-C and SIGTERM as they were.
+AS_PROCESS = [False]
+
+
 def ignore_signals() -> None:
     """Once the exit code is decided, a late Ctrl-C or SIGTERM changes nothing: ignore them, so
     that one arriving during the interpreter's shutdown cannot end it with a traceback."""
@@ -223,7 +229,8 @@ class ContamGroup(TyperGroup):
         if code == EXIT_INTERRUPTED and not _SAID[0]:
             _say("contam: interrupted")  # NOTE: Typer turns a Ctrl-C while parsing into 130
         if standalone_mode:
-            ignore_signals()
+            if AS_PROCESS[0]:
+                ignore_signals()
             sys.exit(code)
         return code
 
