@@ -240,9 +240,12 @@ def list_objects(url: str) -> tuple[bool, list[RemoteFile]]:
         if not url.endswith("/"):
             info = fs.info(root)
             if info.get("type") == "file":
+                _check_s3(fs, url, info)
                 return True, [_remote_file(fs, root, info, "")]
         found = fs.find(root, detail=True)
     base = root.rstrip("/") + "/"
+    for info in found.values():
+        _check_s3(fs, url, info)
     objects = [
         _remote_file(fs, name, info, name[len(base) :])
         for name, info in found.items()
@@ -251,6 +254,22 @@ def list_objects(url: str) -> tuple[bool, list[RemoteFile]]:
     if not objects:
         raise InputError(url, "nothing is stored below this prefix (no object listed)")
     return False, objects
+
+
+def _check_s3(fs: Any, url: str, info: dict[str, Any]) -> None:
+    """S3 lists every object with its ETag: a listing without one is no S3's (an endpoint that
+    answers any request with a page, whose body would be scanned as the corpus)."""
+    if "s3" in _protocols(fs) and info.get("type", "file") == "file" and not _version(info):
+        raise InputError(
+            url,
+            "the endpoint's answer is not S3's (an object without an ETag): check "
+            "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL",
+        )
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    protocol = getattr(fs, "protocol", ())
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
 
 
 def _remote_file(fs: Any, name: str, info: dict[str, Any], rel: str) -> RemoteFile:

@@ -124,3 +124,40 @@ def test_an_endpoint_that_never_answers_fails_after_the_stated_tries(
         assert "Read timeout" in fails(run("scan", EVAL, "--corpus", url), url)
         took = time.monotonic() - start
     assert 4 * 0.25 <= took < 4  # 2 tries of 2 attempts, each waiting read_timeout
+
+
+@pytest.fixture
+def web_page() -> Iterator[str]:
+    """A local HTTP server that answers every request with the same HTML page (200)."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def _page(self) -> None:
+            body = b"<html><body>the quick brown fox jumps over the lazy dog</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_GET = do_HEAD = do_POST = do_PUT = _page
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("url", ["s3://bucket-one/ok/doc.txt", "s3://bucket-one/ok/"])
+def test_an_endpoint_that_is_not_s3_is_refused(endpoint: Any, web_page: str, url: str) -> None:
+    """Before, the object's listing had no ETag and its body was the page: a scan of a .txt
+    object read the page as the corpus and said clean (exit 0)."""
+    endpoint(web_page)
+    text = fails(run("scan", EVAL, "--corpus", url), url.rstrip("/"))
+    assert "not S3's" in text or "nothing is stored" in text, text
