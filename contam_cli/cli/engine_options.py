@@ -16,6 +16,7 @@ from typing import Annotated, Any, TypeVar
 import orjson
 import typer
 
+from contam_cli.cli.exits import say
 from contam_cli.engine.checkpoint import Checkpointed, config_key, task_key
 from contam_cli.engine.executor import Executor, LocalAuto
 from contam_cli.errors import UsageError
@@ -118,6 +119,7 @@ def executor_from_options(
         key=key_fn or task_key,
         outputs=outputs,
         inputs=inputs,
+        on_damaged=lambda line: say(f"contam: warning: {line}"),
     )
 
 

@@ -11,6 +11,7 @@ import typer
 
 from contam_cli.cli import common as c
 from contam_cli.cli import engine_options as eo
+from contam_cli.cli.exits import say
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
 from contam_cli.engine.options import ScanOptions
 from contam_cli.features.scan import check_input_roles, resolve_sources
@@ -107,6 +108,7 @@ def build_command(
                 jobs=jobs,
                 executor=executor,
                 checkpoint=checkpoint,
+                on_damaged=lambda line: say(f"contam: warning: {line}"),
                 roots=given,
                 globs=(opts.include, opts.exclude),
             )

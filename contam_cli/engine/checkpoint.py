@@ -161,7 +161,8 @@ class Checkpointed(Executor):
     options, through :func:`config_key`); `key`: a task's stable key (default :func:`task_key`);
     `outputs`: the files a task writes (kept beside its result and put back when it is reused);
     `inputs`: paths the checkpoint must not be inside of. :attr:`damaged` names each entry that
-    was run again because it could not be read back as contam's own (damaged, or forged).
+    was run again because it could not be read back as contam's own (damaged, or forged), and
+    `on_damaged` is given each such line as it happens (the command line warns).
     """
 
     name = "checkpointed"
@@ -175,8 +176,10 @@ class Checkpointed(Executor):
         key: Callable[[Any], str] = task_key,
         outputs: Callable[[Any], Sequence[Path]] | None = None,
         inputs: Sequence[str | Path] = (),
+        on_damaged: Callable[[str], None] | None = None,
     ) -> None:
         self.executor = executor
+        self.on_damaged = on_damaged
         self.directory = Path(directory)
         self.config = config_key
         self.key = key
@@ -188,6 +191,11 @@ class Checkpointed(Executor):
 
     def describe(self) -> dict[str, Any]:
         return {**self.executor.describe(), "checkpoint": str(self.directory)}
+
+    def _note(self, line: str) -> None:
+        self.damaged.append(line)
+        if self.on_damaged is not None:
+            self.on_damaged(line)
 
     def map(
         self,
@@ -202,7 +210,7 @@ class Checkpointed(Executor):
         keys = [self.key(t) for t in tasks]
         _check_checkpoint_dir(self.directory)
         with _locked(self.directory):
-            store = _Store.open(self.directory, self.config, pass_key, self._passes, self.damaged)
+            store = _Store.open(self.directory, self.config, pass_key, self._passes, self._note)
             self._passes += 1
             todo = [i for i, k in enumerate(keys) if not store.has(k)]
             if on_done is not None:
@@ -297,12 +305,12 @@ class _Store:
     """One pass's folder of finished tasks."""
 
     folder: Path
-    damaged: list[str]
-    """Where each entry run again is named (:attr:`Checkpointed.damaged`)."""
+    damaged: Callable[[str], None]
+    """Told of each entry run again (:attr:`Checkpointed.damaged`)."""
 
     @classmethod
     def open(
-        cls, directory: Path, run: str, pass_key: str, number: int, damaged: list[str]
+        cls, directory: Path, run: str, pass_key: str, number: int, damaged: Callable[[str], None]
     ) -> _Store:
         """The folder of pass `number` (0-based in this run), after checking that the directory
         was made by this configuration (or is new, then marking it)."""
@@ -355,7 +363,7 @@ class _Store:
             if not isinstance(entry, dict) or entry.get("key") != key:
                 raise DamagedEntry("it is another task's entry")
         except (OSError, DamagedEntry) as exc:
-            self.damaged.append(f"checkpoint entry {path}: {exc}; its task ran again")
+            self.damaged(f"checkpoint entry {path}: {exc}; its task ran again")
             result = rerun()
             self.save(key, result, outputs)
             return result

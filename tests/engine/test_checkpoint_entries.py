@@ -112,6 +112,10 @@ def test_a_forged_entry_through_the_cli_gives_the_report_without_a_checkpoint(
     again = CliRunner().invoke(app, [*args, "--checkpoint", str(ckpt)])
     assert not marker.exists()
     assert again.exit_code == 1 and again.stdout == plain.stdout
+    # NOTE: each entry run again is named on stderr, once, as a warning
+    warned = [line for line in again.stderr.splitlines() if "checkpoint entry" in line]
+    assert len(warned) == len(entries(ckpt)), again.stderr
+    assert all(w.startswith("contam: warning: ") and "builtins.exec" in w for w in warned)
 
 
 def test_a_forged_index_build_entry_runs_nothing(tmp_path: Path, small: None) -> None:

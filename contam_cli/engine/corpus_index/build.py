@@ -88,6 +88,7 @@ def build_corpus_index(
     checkpoint: str | os.PathLike[str] | None = None,
     roots: Mapping[str, Sequence[object]] | None = None,
     globs: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    on_damaged: Callable[[str], None] | None = None,
 ) -> IndexHeader:
     """Build an index of every n-gram of `sources` into directory `out` (atomically: built beside
     it and renamed into place; nothing is left behind on an error or an interrupt).
@@ -102,7 +103,8 @@ def build_corpus_index(
     the kernels, resumed or not. `roots`: per source name, the paths the user gave, and
     `globs` the include and exclude globs the files were found below them with: the header
     records the local directories among them, so that ``scan --index --verify`` can tell a
-    file added below one since.
+    file added below one since. `on_damaged`: told of each checkpoint entry that could not be
+    read back and ran again.
     """
     out = Path(out)
     # NOTE: a local index cannot be written over a remote input: only paths are checked.
@@ -117,7 +119,7 @@ def build_corpus_index(
         runner = executor
         if checkpoint is not None:
             keep = BuildCheckpoint(tmp, positions)
-            runner = keep.executor(executor, jobs, Path(checkpoint), inputs, out)
+            runner = keep.executor(executor, jobs, Path(checkpoint), inputs, out, on_damaged)
         with _held(executor):
             described = build.run(sources, runner, jobs, progress)
         if roots is not None:

@@ -18,7 +18,7 @@ run files are as large as the index.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,7 @@ class BuildCheckpoint:
         directory: Path,
         inputs: Sequence[Path],
         out: Path,
+        on_damaged: Callable[[str], None] | None = None,
     ) -> Checkpointed:
         """`base` (None: the local choice for `jobs`) with its tasks kept in `directory`."""
         _check_apart(directory, out)
@@ -74,6 +75,7 @@ class BuildCheckpoint:
             key=self.key,
             outputs=self.outputs,
             inputs=inputs,
+            on_damaged=on_damaged,
         )
 
 
