@@ -14,6 +14,7 @@ from contam_cli.cli import engine_options as eo
 from contam_cli.cli.exits import say
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
 from contam_cli.engine.options import ScanOptions
+from contam_cli.features.eval_side import corpus_warnings
 from contam_cli.features.scan import check_input_roles, resolve_sources
 
 index_app = typer.Typer(
@@ -118,6 +119,8 @@ def build_command(
                 f"{s['ngrams']} n-grams ({s['stored']} stored)\n"
             )
         sys.stdout.write(f"wrote {output} (n={header.n}, positions={header.positions})\n")
+        for w in corpus_warnings(header.sources):
+            say(f"contam: warning: {w}")
 
 
 @index_app.command("info")

@@ -310,7 +310,8 @@ def _scan_index(
     documents = sum(int(s["documents"]) for s in header.sources)
     stats = {**report.stats, "corpus_documents": documents}
     unread = unread_warnings([eval], opts.include, opts.exclude)
-    found = (*policy_warnings, *unread, *eval_warnings(eval_inputs), *warnings)
+    found = (*policy_warnings, *unread, *eval_warnings(eval_inputs))
+    found += (*corpus_warnings(corpus_inputs), *warnings)  # NOTE: as the index build read it
     return attach_eval_texts(replace(report, stats=stats, warnings=found), eval, opts)
 
 

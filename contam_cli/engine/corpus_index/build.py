@@ -57,6 +57,7 @@ from contam_cli.engine.shards import Source, plan_shards
 from contam_cli.errors import OutputError
 from contam_cli.io.accel import chosen
 from contam_cli.io.extract import TextSpec
+from contam_cli.io.model import merge_unread_turns, unread_turn_entry
 from contam_cli.io.output import WRITE_ERRNOS, check_parents, sync_tree
 from contam_cli.io.remote import RemoteFile, is_url
 from contam_cli.text import HASH_NAME, NormConfig
@@ -266,9 +267,16 @@ class _Build:
         append_parts(self.tmp, self.tmp / f"s{k}", groups, self.positions)
         if self.positions:
             save_npz(self.tmp / f"s{k}.docs.npz", doc_table(results))
+        unread: dict[str, tuple[int, str, str]] = {}
+        for item in (i for r in results for i in r.items if i.unread_turn is not None):
+            merge_unread_turns(unread, {item.path: cast("tuple[int, str, str]", item.unread_turn)})
+        files = [dict(entries[p]) for p in src.paths]
+        for p, entry in zip(src.paths, files):
+            if str(p) in unread:  # NOTE: a chat turn read as no text, as a scan's inputs say
+                entry["unread_turn"] = unread_turn_entry(unread[str(p)])
         return {
             "name": src.name,
-            "files": [entries[p] for p in src.paths],
+            "files": files,
             "documents": sum(r.documents for r in results),
             "ngrams": sum(r.ngrams for r in results),
             "stored": sum(stored),

@@ -25,6 +25,7 @@ from contam_cli.engine.windows import LONG_DOC_BYTES, window_ngrams
 from contam_cli.errors import ContamError, InputError, OutputError
 from contam_cli.io.batches import iter_text_batches
 from contam_cli.io.extract import TextSpec
+from contam_cli.io.model import ReadNotes
 from contam_cli.text import NormConfig, doc_lengths
 
 __all__ = [
@@ -90,6 +91,8 @@ class ItemInfo:
     documents: int
     lines: int
     """Lines read (JSONL; of a range: the lines starting inside it), else 0."""
+    unread_turn: tuple[int, str, str] | None = None
+    """Its first chat turn without a text key but another string (ReadNotes.unread_turns)."""
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,14 @@ def _read_item(
     tk = tokenizer(ctx.norm, ctx.accel)
     lines: list[int] = []
     n_docs = n_grams = 0
+    notes = ReadNotes()
     batches = iter_text_batches(
-        path, spec=ctx.spec, byte_range=rng, chunk_bytes=ctx.chunk_bytes, line_count=lines
+        path,
+        spec=ctx.spec,
+        byte_range=rng,
+        chunk_bytes=ctx.chunk_bytes,
+        line_count=lines,
+        notes=notes,
     )
     for batch in batches:
         first = first_doc + n_docs
@@ -210,7 +219,8 @@ def _read_item(
             docs.add(ordinal, batch.offsets, first, batch.lines)
         n_docs += len(batch.texts)
     start = None if rng is None else rng[0]
-    return ItemInfo(str(path), start, n_docs, lines[0] if lines else 0), n_grams
+    unread = min(notes.unread_turns.values(), default=None)
+    return ItemInfo(str(path), start, n_docs, lines[0] if lines else 0, unread), n_grams
 
 
 def _runs(short: np.ndarray) -> list[tuple[int, int, bool]]:

@@ -1,0 +1,52 @@
+"""A corpus chat turn with none of content, value and text (``{"role", "message"}``) is read as
+no text by ``contam index build`` as by a scan, and said so: the build warns, the header's file
+entry records ``unread_turn``, and ``scan --index`` repeats the warning in its report. Before,
+only a streaming scan warned: a leak in such turns left ``scan --index`` clean without a word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from contam_cli.cli import app
+from contam_cli.engine.corpus_index import load_header
+
+LEAK = (
+    "the quick brown fox jumps over the lazy dog while the cat watches from the window sill "
+    "and the bird sings a song of summer days long gone by"
+)
+
+
+@pytest.mark.parametrize("positions", [False, True])
+def test_index_build_and_scan_index_name_an_unread_chat_turn(
+    tmp_path: Path, positions: bool
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    chat = corpus / "chat.jsonl"
+    chat.write_bytes(
+        orjson.dumps({"messages": [{"role": "user", "content": "hello there"}]})
+        + b"\n"
+        + orjson.dumps({"messages": [{"role": "user", "message": LEAK}]})
+        + b"\n"
+    )
+    bench = tmp_path / "bench.jsonl"
+    bench.write_bytes(orjson.dumps({"id": "q1", "text": LEAK}) + b"\n")
+    index = tmp_path / "ix"
+    args = ["index", "build", "--corpus", str(corpus), "-o", str(index)]
+    built = CliRunner().invoke(app, [*args, *(["--positions"] if positions else [])])
+    assert built.exit_code == 0, built.output
+    said = f"{chat}: the chat turn at line 2 has no content, value or text; its 'message'"
+    assert [w for w in built.stderr.splitlines() if said in w], built.stderr
+    entry = load_header(index).sources[0]["files"][0]
+    assert entry["unread_turn"] == {"at": "line 2", "key": "message"}
+    report = tmp_path / "r.json"
+    scanned = CliRunner().invoke(
+        app, ["scan", str(bench), "--index", str(index), "--report", str(report)]
+    )
+    assert scanned.exit_code == 0, scanned.output  # NOTE: the turn is not read: nothing found
+    assert said in scanned.stderr
+    assert any(said in w for w in orjson.loads(report.read_bytes())["warnings"])
