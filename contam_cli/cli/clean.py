@@ -20,6 +20,7 @@ from contam_cli.errors import UsageError
 from contam_cli.features.clean import CorpusCleanResult, EvalCleanResult, clean_corpus, clean_eval
 from contam_cli.features.clean import Mode as CutMode
 from contam_cli.features.eval_cache import check_cache_dir
+from contam_cli.features.eval_side import eval_warnings
 from contam_cli.features.scan import ProgressFn
 from contam_cli.io.discover import list_files
 from contam_cli.io.remote import Url
@@ -220,6 +221,14 @@ def clean_command(
             ci.append_step_summary(result.report, inputs)
         else:  # NOTE: a corpus clean without a scan: no report to carry the warnings
             c.warn_unread([*eval_paths, *sources.values()], opts)
+            if isinstance(result, CorpusCleanResult):
+                turns = [
+                    {"path": f.input, "unread_turn": f.unread_turn}
+                    for f in result.files
+                    if f.unread_turn
+                ]
+                for w in eval_warnings(turns, "--corpus-field"):
+                    c.say(f"contam: warning: {w}")
         verdict = c.EXIT_FOUND if result.changed and not no_fail else c.EXIT_CLEAN
         with c.stdout_guard(verdict):
             if isinstance(result, EvalCleanResult):

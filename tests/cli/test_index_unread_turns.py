@@ -50,3 +50,21 @@ def test_index_build_and_scan_index_name_an_unread_chat_turn(
     assert scanned.exit_code == 0, scanned.output  # NOTE: the turn is not read: nothing found
     assert said in scanned.stderr
     assert any(said in w for w in orjson.loads(report.read_bytes())["warnings"])
+
+
+def test_a_corpus_clean_names_an_unread_chat_turn(tmp_path: Path) -> None:
+    """Before, the cleaned corpus kept the leak in such a turn, exit 0, without a word."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    chat = corpus / "chat.jsonl"
+    chat.write_bytes(orjson.dumps({"messages": [{"role": "user", "message": LEAK}]}) + b"\n")
+    bench = tmp_path / "bench.jsonl"
+    bench.write_bytes(orjson.dumps({"id": "q1", "text": LEAK}) + b"\n")
+    out = tmp_path / "clean"
+    args = ["clean", str(bench), "--corpus", str(corpus), "--target", "corpus", "-o", str(out)]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    said = f"{chat}: the chat turn at line 1 has no content, value or text; its 'message'"
+    assert [w for w in done.stderr.splitlines() if said in w], done.stderr
+    files = orjson.loads((out / ".contam-manifest.json").read_bytes())["files"]
+    assert files[0]["unread_turn"] == {"at": "line 1", "key": "message"}

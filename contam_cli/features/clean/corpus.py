@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from contam_cli.engine.executor import Executor, make_executor
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import NothingScoredError, UsageError
 from contam_cli.features.clean.cut import CutRule, Mode, _Context, _plan_batch
-from contam_cli.features.clean.edits import _Edit, _Unit
+from contam_cli.features.clean.edits import _Edit, _Unit, line_bytes, unit_batches
 from contam_cli.features.clean.fuzzy import check_fuzzy, describe_cut, fuzzy_cut, scan_for_clean
 from contam_cli.features.clean.layout import (
     CorpusArg,
@@ -40,14 +39,15 @@ from contam_cli.features.clean.rewrite import (
     _LineSink,
     _read_all,
     _rebuild_array,
+    copy_file,
 )
 from contam_cli.features.scan import ProgressFn, check_input_roles, index_eval
 from contam_cli.io import TextSpec, detect_format, iter_records, open_binary
 from contam_cli.io.formats import StrPath as PathLike
-from contam_cli.io.formats import open_raw
 from contam_cli.io.inputs import name_paths
+from contam_cli.io.model import ReadNotes, unread_turn_entry
 from contam_cli.io.output import atomic_writer, check_target, output_group, write_atomic
-from contam_cli.io.remote import READ_BLOCK, RemoteFile
+from contam_cli.io.remote import RemoteFile
 from contam_cli.policy import FlagPolicy
 from contam_cli.report import Report, write_json
 from contam_cli.text import Tokenizer
@@ -75,12 +75,16 @@ class FileStats:
     """Output records written for the cut documents."""
     bytes_removed: int = 0
     """UTF-8 bytes of document text removed (cut or dropped)."""
+    unread_turn: dict[str, str] | None = None
+    """Its first chat turn with no text key but another string (read as no text, so nothing
+    of it was checked or cut): ``at`` and ``key``, as a scan report's inputs give it."""
 
     @property
     def changed(self) -> bool:
         return bool(self.cut or self.dropped)
 
     def to_dict(self) -> dict[str, Any]:
+        unread = getattr(self, "unread_turn", None)  # NOTE: a checkpoint's older FileStats
         return {
             "input": self.input,
             "output": self.output,
@@ -91,7 +95,7 @@ class FileStats:
             "dropped": self.dropped,
             "pieces": self.pieces,
             "bytes_removed": self.bytes_removed,
-        }
+        } | ({"unread_turn": unread} if unread else {})
 
 
 @dataclass(frozen=True)
@@ -256,8 +260,12 @@ class _Counts:
         else:
             self.dropped += 1
 
-    def stats(self, src: Path | RemoteFile, rel: str, fmt: str, written: bool) -> FileStats:
-        return FileStats(str(src), rel if written else None, fmt, **asdict(self))
+    def stats(
+        self, src: Path | RemoteFile, rel: str, fmt: str, written: bool, notes: ReadNotes
+    ) -> FileStats:
+        unread = min(notes.unread_turns.values(), default=None)
+        turn = None if unread is None else unread_turn_entry(unread)
+        return FileStats(str(src), rel if written else None, fmt, **asdict(self), unread_turn=turn)
 
 
 def _clean_files(
@@ -286,23 +294,28 @@ def _clean_file(
 ) -> FileStats:
     """Clean one corpus file into `dest` (a copy of `src` when nothing in it changes)."""
     fmt = detect_format(src)
-    counts = _Counts()
+    counts, notes = _Counts(), ReadNotes()
     if fmt == "jsonl":
-        written = _clean_lines(src, dest, ctx, tk, counts)
+        written = _clean_lines(src, dest, ctx, tk, counts, notes)
     else:
-        written = _clean_whole(src, dest, fmt, ctx, tk, counts)
-    return counts.stats(src, rel, fmt, written)
+        written = _clean_whole(src, dest, fmt, ctx, tk, counts, notes)
+    return counts.stats(src, rel, fmt, written, notes)
 
 
 def _clean_lines(
-    src: Path | RemoteFile, dest: Path, ctx: _Context, tk: Tokenizer, counts: _Counts
+    src: Path | RemoteFile,
+    dest: Path,
+    ctx: _Context,
+    tk: Tokenizer,
+    counts: _Counts,
+    notes: ReadNotes,
 ) -> bool:
     """A JSONL file, streamed: nothing is written until the first change, then the prefix is
     copied and every later record follows; an unchanged file is copied as it is."""
     with open_binary(src) as fh, ExitStack() as stack:
         cursor = _Cursor(fh)
         sink: _LineSink | None = None
-        for batch in _batches(_line_units(src, cursor, ctx.spec), ctx.chunk_bytes):
+        for batch in unit_batches(_line_units(src, cursor, ctx.spec, notes), ctx.chunk_bytes):
             edits = _plan_batch(batch, "jsonl", ctx, tk)
             if sink is None and any(e is not None for e in edits):
                 out = stack.enter_context(atomic_writer(dest, inputs=ctx.inputs))
@@ -311,9 +324,9 @@ def _clean_lines(
             for unit, edit in zip(batch, edits):
                 counts.add(unit, edit)
                 if sink is not None:
-                    sink.put(unit.gap, _line_bytes(unit, edit))
+                    sink.put(unit.gap, line_bytes(unit, edit))
         if sink is None:
-            return _copy_file(src, dest)
+            return copy_file(src, dest)
         sink.put(cursor.rest(), b"")
     if counts.kept + counts.pieces == 0:
         dest.unlink()
@@ -321,16 +334,10 @@ def _clean_lines(
     return True
 
 
-def _line_bytes(unit: _Unit, edit: _Edit | None) -> bytes | None:
-    """What replaces a JSONL record: itself, its pieces one per line (ended as its own line
-    is), or None (dropped)."""
-    if edit is None:
-        return unit.raw
-    return unit.newline.join(edit.units) if edit.units else None
-
-
-def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iterator[_Unit]:
-    for rec in iter_records(src, role="corpus", spec=spec):
+def _line_units(
+    src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec, notes: ReadNotes
+) -> Iterator[_Unit]:
+    for rec in iter_records(src, role="corpus", spec=spec, notes=notes):
         assert rec.locator.span is not None
         a, b = rec.locator.span
         start = cursor.pos
@@ -340,7 +347,13 @@ def _line_units(src: Path | RemoteFile, cursor: _Cursor, spec: TextSpec) -> Iter
 
 
 def _clean_whole(
-    src: Path | RemoteFile, dest: Path, fmt: str, ctx: _Context, tk: Tokenizer, counts: _Counts
+    src: Path | RemoteFile,
+    dest: Path,
+    fmt: str,
+    ctx: _Context,
+    tk: Tokenizer,
+    counts: _Counts,
+    notes: ReadNotes,
 ) -> bool:
     """A JSON array, a one-document .txt file or a Parquet file, held in memory like the readers
     do; rewritten only when something changes."""
@@ -349,16 +362,16 @@ def _clean_whole(
     edits: dict[int, _Edit] = {}
     units = (
         _Unit(r, 0, b"", data[slice(*r.locator.span)] if r.locator.span and data else b"")
-        for r in iter_records(src, role="corpus", spec=ctx.spec)
+        for r in iter_records(src, role="corpus", spec=ctx.spec, notes=notes)
     )
-    for batch in _batches(units, ctx.chunk_bytes):
+    for batch in unit_batches(units, ctx.chunk_bytes):
         for unit, edit in zip(batch, _plan_batch(batch, fmt, ctx, tk)):
             counts.add(unit, edit)
             if edit is not None:
                 edits[len(spans)] = edit
             spans.append(unit.rec.locator.span or (0, 0))
     if not edits:
-        return _copy_file(src, dest)
+        return copy_file(src, dest)
     if counts.kept + counts.pieces == 0:
         return False
     if fmt == "txt":
@@ -368,26 +381,3 @@ def _clean_whole(
         body = _rebuild_array(data, spans, new)
     write_atomic(dest, body, inputs=ctx.inputs)
     return True
-
-
-def _copy_file(src: Path | RemoteFile, dest: Path) -> bool:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(src, RemoteFile):
-        with open_raw(src) as fh, open(dest, "wb") as out:
-            shutil.copyfileobj(fh, out, READ_BLOCK)
-        return True
-    shutil.copyfile(src, dest)
-    return True
-
-
-def _batches(units: Iterable[_Unit], chunk_bytes: int) -> Iterator[list[_Unit]]:
-    batch: list[_Unit] = []
-    size = 0
-    for unit in units:
-        batch.append(unit)
-        size += len(unit.rec.text) + 1
-        if size >= chunk_bytes:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -253,3 +253,24 @@ def _resolve(obj: Any, name: str) -> tuple[Any, tuple[Key, ...]] | None:
         else:
             return None
     return current, tuple(path)
+
+
+def line_bytes(unit: _Unit, edit: _Edit | None) -> bytes | None:
+    """What replaces a JSONL record: itself, its pieces one per line (ended as its own line
+    is), or None (dropped)."""
+    if edit is None:
+        return unit.raw
+    return unit.newline.join(edit.units) if edit.units else None
+
+
+def unit_batches(units: Iterable[_Unit], chunk_bytes: int) -> Iterator[list[_Unit]]:
+    batch: list[_Unit] = []
+    size = 0
+    for unit in units:
+        batch.append(unit)
+        size += len(unit.rec.text) + 1
+        if size >= chunk_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch

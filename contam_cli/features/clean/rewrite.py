@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, BinaryIO
 
 from contam_cli.io import open_binary
 from contam_cli.io.formats import StrPath as PathLike
-from contam_cli.io.formats import decompress_errors
-from contam_cli.io.remote import RemoteFile
+from contam_cli.io.formats import decompress_errors, open_raw
+from contam_cli.io.remote import READ_BLOCK, RemoteFile
 
 _BLOCK = 1 << 20
 
@@ -114,3 +115,13 @@ def _copy_prefix(src: Path | RemoteFile, size: int, out: IO[bytes]) -> None:
                 return
             out.write(block)
             size -= len(block)
+
+
+def copy_file(src: Path | RemoteFile, dest: Path) -> bool:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(src, RemoteFile):
+        with open_raw(src) as fh, open(dest, "wb") as out:
+            shutil.copyfileobj(fh, out, READ_BLOCK)
+        return True
+    shutil.copyfile(src, dest)
+    return True
