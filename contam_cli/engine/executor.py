@@ -38,8 +38,10 @@ __all__ = [
     "InProcess",
     "LocalAuto",
     "LocalProcesses",
+    "child_signals",
     "make_executor",
     "resolve_jobs",
+    "signals_held",
     "start_method",
 ]
 
@@ -132,7 +134,7 @@ _MASKED = _STOPPING if hasattr(signal, "pthread_sigmask") else ()
 
 
 @contextmanager
-def _signals_held() -> Iterator[None]:
+def signals_held() -> Iterator[None]:
     """Ctrl-C and SIGTERM wait until this submit (which may start a worker) is done.
 
     NOTE: starting a spawned worker writes its pickled start to a pipe. Interrupted half-way,
@@ -161,16 +163,24 @@ def _signals_held() -> Iterator[None]:
             signal.raise_signal(sig)
 
 
-def _init_worker(work: Work, context: Any) -> None:
-    # NOTE: Ctrl-C goes to the whole process group; the parent alone handles it (and stops the
-    # workers), so a worker never dies half-way through a task with a traceback of its own.
+def child_signals() -> None:
+    """In a child started under :func:`signals_held`: Ctrl-C ignored, SIGTERM ends it, and
+    then the two unblocked (one that came in the meantime is dropped or ends it quietly).
+
+    NOTE: Ctrl-C goes to the whole process group; the parent alone handles it (and stops its
+    children), so a child never dies half-way with a traceback of its own. The parent stops
+    them with SIGTERM; its own handler (inherited by fork) would make a child print a
+    traceback instead of just ending.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGTERM"):
-        # NOTE: the parent stops its workers with SIGTERM; its own handler (inherited by fork)
-        # would make a worker print a traceback instead of just ending.
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if _MASKED:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _MASKED)  # NOTE: blocked by _signals_held
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _MASKED)  # NOTE: blocked by signals_held
+
+
+def _init_worker(work: Work, context: Any) -> None:
+    child_signals()
     _WORKER["work"], _WORKER["context"] = work, context
 
 
@@ -213,7 +223,7 @@ class LocalProcesses(Executor):
         try:
             # NOTE: the first submit starts every worker (fork), before any thread of ours;
             # spawned workers start as tasks arrive (spawn is safe beside threads).
-            with _signals_held():
+            with signals_held():
                 first = pool.submit(_noop)
             first.result()
             if on_start is not None:
@@ -238,7 +248,7 @@ def _in_order(
     submitted = done = 0
     while done < len(tasks):
         while submitted < len(tasks) and submitted - done < in_flight:
-            with _signals_held():
+            with signals_held():
                 future = pool.submit(_run_task, tasks[submitted])
             running[future] = submitted
             futures[submitted] = future

@@ -14,7 +14,6 @@ while another thread runs.
 
 from __future__ import annotations
 
-import signal
 from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
@@ -22,7 +21,14 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from contam_cli.engine.executor import Executor, InProcess, LocalProcesses, start_method
+from contam_cli.engine.executor import (
+    Executor,
+    InProcess,
+    LocalProcesses,
+    child_signals,
+    signals_held,
+    start_method,
+)
 from contam_cli.io.discover import sha256_file
 from contam_cli.io.read_digests import ReadDigests
 
@@ -107,7 +113,10 @@ class ForkedHashing:
         for group in self.groups:
             conn, send = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_hash_files, args=(group, send), daemon=True)
-            proc.start()
+            # NOTE: a Ctrl-C during the child's start, before it ignores Ctrl-C, would print
+            # multiprocessing's traceback of a KeyboardInterrupt: held until it is started.
+            with signals_held():
+                proc.start()
             send.close()
             self.conns.append(conn)
             self.procs.append(proc)
@@ -185,9 +194,7 @@ class ThreadHashing:
 
 
 def _hash_files(paths: list[Path], send: Connection) -> None:
-    # NOTE: Ctrl-C reaches the whole process group; the parent handles it and stops this one.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    child_signals()
     try:
         send.send([sha256_file(p) for p in paths])
     except Exception as exc:  # noqa: BLE001 - the parent raises it

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import threading
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import orjson
@@ -14,6 +16,7 @@ import pytest
 from contam_cli.engine import shards
 from contam_cli.engine.executor import START_METHOD_ENV, InProcess, LocalProcesses, start_method
 from contam_cli.errors import InputError
+from contam_cli.features import corpus_hashes as corpus_hashes_module
 from contam_cli.features.corpus_hashes import (
     ForkedHashing,
     Hashing,
@@ -171,3 +174,32 @@ def test_a_hashing_thread_never_started_still_gives_every_digest(
         assert hashes.results() == _expected(paths)  # NOTE: no start(): no digest went missing
     finally:
         hashes.close()
+
+
+def _report_signals(paths: list[Path], send: Connection) -> None:
+    """In place of the hashing: what the child's first line of code finds (blocked signals,
+    then what its own code makes of them), for each of its paths."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    corpus_hashes_module.child_signals()
+    after = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    send.send([repr((sorted(blocked), after[0] is signal.SIG_IGN, sorted(after[1])))] * len(paths))
+    send.close()
+
+
+@forking
+def test_a_hashing_process_starts_with_ctrl_c_held_until_it_ignores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C in the moment a hashing process starts, before its code ignores Ctrl-C, printed
+    multiprocessing's traceback of a KeyboardInterrupt (seen once in the signal tests): the
+    child now starts with Ctrl-C and SIGTERM blocked, ignores Ctrl-C, then unblocks them."""
+    monkeypatch.setattr(corpus_hashes_module, "_hash_files", _report_signals)
+    files = _files(tmp_path, 1)
+    hashing = ForkedHashing(files)
+    try:
+        (said,) = hashing.results().values()
+    finally:
+        hashing.close()
+    held = sorted([signal.SIGINT, signal.SIGTERM])
+    assert said == repr((held, True, []))
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set(), "the parent's mask restored"
