@@ -313,7 +313,8 @@ def _expired(e: OSError) -> bool:
 class _Checked(io.RawIOBase):
     """An fsspec file whose reads fail as InputErrors naming the object when it is gone, not
     readable (an archived storage class, no permission) or changed; other OSErrors (a flaky
-    network) stay OSErrors, which the Ray engine retries."""
+    network) stay OSErrors, which the Ray engine retries, and so become the backend's own
+    errors (a lost endpoint: botocore's EndpointConnectionError), masked."""
 
     def __init__(self, fh: Any, url: str) -> None:
         self._fh, self._url = fh, url
@@ -341,6 +342,12 @@ class _Checked(io.RawIOBase):
                     self._url, "changed while it was read (its ETag no longer matches)"
                 ) from None
             raise
+        except ContamError:
+            raise
+        except Exception as e:  # NOTE: botocore's and aiohttp's own kinds, from a lost endpoint
+            # NOTE: as an OSError, what a flaky network raises: Ray retries it; the readers
+            # name the object.
+            raise OSError(mask(f"cannot read object: {type(e).__name__}: {e}")) from None
         return data if isinstance(data, bytes) else bytes(data)
 
     def readall(self) -> bytes:

@@ -161,3 +161,22 @@ def test_an_endpoint_that_is_not_s3_is_refused(endpoint: Any, web_page: str, url
     endpoint(web_page)
     text = fails(run("scan", EVAL, "--corpus", url), url.rstrip("/"))
     assert "not S3's" in text or "nothing is stored" in text, text
+
+
+def test_a_connection_lost_while_an_object_is_read_is_one_line(
+    endpoint: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The endpoint gone after the listing (botocore's EndpointConnectionError, which is not an
+    OSError, raised from a read): before, 'contam: internal error: ...' with the endpoint URL as
+    botocore quotes it, a password included."""
+    from botocore.exceptions import EndpointConnectionError
+
+    def lost(self: Any, start: int, end: int) -> bytes:
+        raise EndpointConnectionError(endpoint_url="http://me:pw-contam@127.0.0.1:9/b/k")
+
+    monkeypatch.setattr(s3fs.core.S3File, "_fetch_range", lost)
+    url = "s3://contam-remote-test/cd/corpus/"
+    line = fails(run("scan", EVAL, "--corpus", url), url)
+    assert "cannot read object: EndpointConnectionError: Could not connect" in line, line
+    assert "Errno" not in line
+    assert "internal error" not in line and "http://***@127.0.0.1:9/b/k" in line, line
