@@ -43,11 +43,11 @@ from contam_cli.engine.executor import Executor
 from contam_cli.engine.fuzzy.shared import WithFuzzy
 from contam_cli.engine.options import ScanOptions
 from contam_cli.errors import ArgumentError, UsageError
-from contam_cli.features.eval_side import load_eval
+from contam_cli.features.eval_side import eval_warnings, load_eval
 from contam_cli.features.scan import CorpusScan, check_input_roles, resolve_sources, scan_corpus
 from contam_cli.io.formats import format_of
 from contam_cli.io.inputs import classify, name_paths
-from contam_cli.io.model import Record
+from contam_cli.io.model import Record, unread_turn_entry
 from contam_cli.io.output import atomic_writer, output_group
 from contam_cli.policy.rules import FlagPolicy, SourceThreshold
 from contam_cli.policy.thresholds import Thresholds, corpus_paths
@@ -89,7 +89,7 @@ def calibrate(
     """
     opts = _options(options, n, kwargs)
     _check_arguments(percentile, min_run, common_k, common_out)
-    records, _ = load_eval(controls, opts, what="controls")
+    records, control_inputs = load_eval(controls, opts, what="controls")
     found = resolve_sources(sources, opts)
     check_input_roles(controls, [p for s in found for p in s.paths], opts)
     given = _given_paths(controls, sources)
@@ -115,6 +115,7 @@ def calibrate(
             name_paths(classify(controls, what="controls").paths),
         )
         leaked = _leaked_controls(done.index, done.acc.best_len, [s.name for s in found], table)
+        leaked += tuple(_unread(control_inputs, done.acc.unread_turns))
         if fh is not None:
             assert done.doc_freq is not None and done.full_index is not None
             rows = common_ngrams(done.full_index, done.doc_freq, records, common_k, opts.norm)
@@ -134,6 +135,15 @@ def calibrate(
         if out is not None:
             out.write(result.to_json())
     return result
+
+
+def _unread(
+    control_inputs: list[dict[str, Any]], unread: dict[str, tuple[int, str, str]]
+) -> list[str]:
+    """The chat turns read as no text (none of content, value and text), first per file: in
+    the controls (their overlaps read low) and in the sources (their leaks unseen)."""
+    corpus = [{"path": p, "unread_turn": unread_turn_entry(t)} for p, t in sorted(unread.items())]
+    return [*eval_warnings(control_inputs), *eval_warnings(corpus, "--corpus-field")]
 
 
 def source_threshold(

@@ -68,3 +68,43 @@ def test_a_corpus_clean_names_an_unread_chat_turn(tmp_path: Path) -> None:
     assert [w for w in done.stderr.splitlines() if said in w], done.stderr
     files = orjson.loads((out / ".contam-manifest.json").read_bytes())["files"]
     assert files[0]["unread_turn"] == {"at": "line 1", "key": "message"}
+
+
+def test_calibrate_names_unread_chat_turns_in_controls_and_sources(tmp_path: Path) -> None:
+    """Before, calibrate read such turns as no text without a word: a source's leaks unseen and
+    a control's overlap read low, so its thresholds came out lower or higher than measured."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    chat = corpus / "chat.jsonl"
+    chat.write_bytes(orjson.dumps({"messages": [{"role": "user", "message": LEAK}]}) + b"\n")
+    (corpus / "web.txt").write_text(f"{LEAK}\n")
+    controls = tmp_path / "controls.jsonl"
+    controls.write_bytes(
+        orjson.dumps({"id": "c1", "text": "a control of its own words, nowhere else to be seen"})
+        + b"\n"
+        + orjson.dumps({"id": "c2", "messages": [{"role": "user", "value": LEAK}]})
+        + b"\n"
+        + orjson.dumps({"id": "c3", "messages": [{"role": "user", "body": LEAK}]})
+        + b"\n"
+    )
+    out = CliRunner().invoke(
+        app,
+        [
+            "calibrate",
+            "--controls",
+            str(controls),
+            "--corpus",
+            str(corpus),
+            "-o",
+            str(tmp_path / "t.json"),
+        ],  # fmt: skip
+    )
+    assert out.exit_code == 0, out.output
+    warned = [w for w in out.stderr.splitlines() if "has no content, value or text" in w]
+    assert warned == [
+        f"contam: warning: {controls}: the chat turn at line 3 has no content, value or text; "
+        "its 'body' is not read (name that key content, or choose the text with --field)",
+        f"contam: warning: {chat}: the chat turn at line 1 has no content, value or text; "
+        "its 'message' is not read (name that key content, or choose the text with "
+        "--corpus-field)",
+    ], out.stderr
