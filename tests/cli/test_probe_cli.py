@@ -334,3 +334,34 @@ def test_a_resumed_run_refuses_answers_of_another_deployment(
     afresh = run(*args, "-o", str(out), "--batch-size", "1", "--restart")
     assert afresh.exit_code == 0, afresh.output
     assert load_report(out).config["model"]["served"] == stub.served
+
+
+def _chat(path: Path, role: str, texts: list[str]) -> Path:
+    rows = [
+        {"id": f"c{i}", "messages": [{"role": role, "content": t}]} for i, t in enumerate(texts)
+    ]
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return path
+
+
+def test_roles_that_no_turn_of_an_input_has_are_refused(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """As scan refuses them: before, probe run scored the eval set and read every control as
+    empty (their roles 'User'), exit 0; train-lm trained on the one file that matched."""
+    assert run("probe", "train-lm", str(files["train"]), "-o", str(files["lm"])).exit_code == 0
+    chat_eval = _chat(tmp_path / "eval_chat.jsonl", "user", TRAIN)
+    controls = _chat(tmp_path / "controls.jsonl", "User", TRAIN[:2])
+    spec = f"ngram-lm:{files['lm']}"
+    args = ["probe", "run", str(chat_eval), "--model", spec, "--roles", "user"]
+    assert run(*args).exit_code == 0
+    said = "controls.jsonl: --roles user: no chat turn in it has any of these roles"
+    _one_line_error(run(*args, "--controls", str(controls)), said)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    _chat(corpus / "a.jsonl", "user", TRAIN)
+    _chat(corpus / "b.jsonl", "User", TRAIN)
+    lm = str(tmp_path / "chat_lm.npz")
+    said = "b.jsonl: --roles user: no chat turn in it has any of these roles"
+    _one_line_error(run("probe", "train-lm", str(corpus), "-o", lm, "--roles", "user"), said)
+    assert not Path(lm).exists()

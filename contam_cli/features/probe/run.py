@@ -16,7 +16,8 @@ from contam_cli.features.probe.assemble import build_report
 from contam_cli.features.probe.methods import DEFAULT_METHODS, Entry, Plan
 from contam_cli.features.probe.provider import model_paths, open_provider
 from contam_cli.features.probe.sidecar import Identity, Sidecar, records_digest, sidecar_path
-from contam_cli.features.scan import load_eval
+from contam_cli.features.scan import check_input_roles, load_eval
+from contam_cli.io.discover import iter_files
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.inputs import classify
 from contam_cli.io.model import Record, StrPath
@@ -117,10 +118,14 @@ def _read_inputs(
 ) -> tuple[dict[str, list[Record]], dict[str, Any], list[Path]]:
     """The records of each set, the report's ``inputs``, and the paths given (never written)."""
     paths = list(classify(eval, what="eval").paths)
+    more = [] if controls is None else classify(controls, what="controls").paths
+    # NOTE: --roles naming no turn of a file reads all its texts as empty: refused, as scan does.
+    check_input_roles(eval, [f for p in more for f in iter_files(p, opts.include, opts.exclude)],
+                      opts)  # fmt: skip
     records, described = load_eval(eval, opts)
     sets, inputs = {"eval": records}, {"eval": described}
     if controls is not None:
-        paths += classify(controls, what="controls").paths
+        paths += more
         try:
             sets["controls"], inputs["controls"] = load_eval(controls, opts)
         except UsageError as e:  # NOTE: its messages speak of "the eval set"

@@ -9,11 +9,13 @@ from typing import Any
 
 from contam_cli.detectors.providers.ngram_lm import Boundary, NgramConfig, train
 from contam_cli.errors import UsageError
+from contam_cli.io.discover import iter_files
 from contam_cli.io.extract import TextSpec
 from contam_cli.io.inputs import as_record, classify
 from contam_cli.io.model import StrPath
 from contam_cli.io.output import check_target
 from contam_cli.io.readers import iter_corpus
+from contam_cli.io.roles import check_roles
 
 __all__ = ["TrainedLM", "train_lm"]
 
@@ -54,6 +56,9 @@ def train_lm(
         raise UsageError(f"{output}: the n-gram LM file must end in .npz (ngram-lm:PATH loads it)")
     given = classify(corpus, what="corpus")
     check_target(target, given.paths)
+    # NOTE: --roles naming no turn of a file would train on none of its text: refused.
+    files = [f for p in given.paths for f in iter_files(p, tuple(include), tuple(exclude))]
+    check_roles(files, corpus_spec.roles, "corpus")
     counted = [0]
 
     def texts() -> Iterator[str]:
