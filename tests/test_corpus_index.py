@@ -16,7 +16,10 @@ import contam_cli.engine.corpus_index.build as ci_build
 from contam_cli import FlagPolicy, scan
 from contam_cli.cli import app
 from contam_cli.engine.corpus_index import build_corpus_index, load_header
+from contam_cli.engine.corpus_index.header import given_entry
+from contam_cli.errors import InputError
 from contam_cli.features.scan import ScanOptions, resolve_sources
+from contam_cli.io.remote import Url
 from contam_cli.text import DEFAULT_NORM
 
 WORDS = st.sampled_from("the cat sat on a mat with hat bat rat dog".split())
@@ -307,3 +310,21 @@ def test_a_truncated_index_file_is_an_error_naming_it(tmp_path: Path, name: str)
     r = runner.invoke(app, ["scan", str(CD / "examples" / "benchmark.jsonl"), "--index", str(idx)])
     assert r.exit_code == 2, r.output
     assert name in r.stderr and "truncated or damaged" in r.stderr and "internal" not in r.stderr
+
+
+def test_the_header_records_the_given_paths_resolved_and_urls_masked(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "a.txt")
+    entry = given_entry([tmp_path / "link.txt", Url("https://u:secret@h/b/")])
+    assert entry == {
+        "paths": [str(tmp_path / "link.txt"), "https://***@h/b/"],
+        "resolved": [str((tmp_path / "a.txt").resolve()), "https://***@h/b/"],
+    }
+    (tmp_path / "idx").mkdir()
+    header = {"n": 3, "normalization": {}, "hash": "h", "positions": False, "tool_version": "0"}
+    header["format"] = "contam.index/2"
+    for bad in ({"paths": ["a"], "resolved": []}, {"paths": "a", "resolved": "a"}):
+        header["sources"] = [{"name": "web", "files": [], "given": bad}]
+        (tmp_path / "idx" / "header.json").write_bytes(orjson.dumps(header))
+        with pytest.raises(InputError, match=r"header\.json.*bad given"):
+            load_header(tmp_path / "idx").given_paths(tmp_path / "idx")

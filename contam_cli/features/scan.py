@@ -269,6 +269,14 @@ def _scan_index(
     header.check(opts.n, opts.norm, index)
     corpus_spec = header.corpus_spec(opts.corpus_spec, index)
     policy_warnings = policy.check(opts.n, opts.norm, [s["name"] for s in header.sources])
+    given = header.given_paths(index)
+    policy_warnings += check_corpus(policy.thresholds, paths=given)
+    if getattr(policy.thresholds, "calibrated_on", None) and len(given) < len(header.sources):
+        policy_warnings.append(
+            f"{index}: the index records no corpus paths for some sources (built before contam "
+            "recorded them): the thresholds' calibrated_on was not checked against them; rebuild "
+            "it to have them checked"
+        )
     check_input_roles(eval, [], opts)
     verified = header.verify(index) if verify else None
     if verify and not header.records_roots:

@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,6 +67,14 @@ def is_url(value: object) -> bool:
     (True, False, False)
     """
     return isinstance(value, str) and _URL.match(value) is not None
+
+
+def resolved(location: str | os.PathLike[str]) -> str:
+    """A corpus location as paths are compared: a URL as it is, a path absolute with its links
+    followed (so that the same files spelled another way are the same)."""
+    if is_url(location):
+        return str(location)
+    return str(Path(os.fspath(location)).resolve())
 
 
 def mask(text: str) -> str:

@@ -17,7 +17,6 @@ warns. A hand-written file may hold only ``sources`` (or just the per-source map
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from contam_cli.errors import UsageError
 from contam_cli.io.inputs import classify
 from contam_cli.io.json_keys import check_unique_keys
 from contam_cli.io.output import write_atomic
-from contam_cli.io.remote import Url, url_parts
+from contam_cli.io.remote import resolved, url_parts
 from contam_cli.policy.rules import SourceThreshold
 from contam_cli.text import NormConfig
 
@@ -86,19 +85,21 @@ def corpus_paths(corpus: Any) -> dict[str, CorpusPaths]:
             parts = list(classify(value, what=f"source {name!r}").paths)
             if not parts:
                 continue
-        given = tuple(str(p) for p in parts)
-        resolved = tuple(
-            str(p) if isinstance(p, Url) else str(Path(os.fspath(p)).resolve()) for p in parts
-        )
-        out[str(name)] = CorpusPaths(given, resolved)
+        out[str(name)] = CorpusPaths(tuple(map(str, parts)), tuple(map(resolved, parts)))
     return out
 
 
-def check_corpus(thresholds: Mapping[str, SourceThreshold], corpus: Any) -> list[str]:
+def check_corpus(
+    thresholds: Mapping[str, SourceThreshold], corpus: Any = None, *, paths: Any = None
+) -> list[str]:
     """A scan's warnings about `thresholds` calibrated on other paths than its `corpus` gives
-    their sources; UsageError when a source reads what another was calibrated on."""
+    their sources (or `paths`, per source its paths as given and resolved: an index's); a
+    UsageError when a source reads what another was calibrated on."""
     check = getattr(thresholds, "check_corpus", None)
-    return [] if check is None else list(check(corpus_paths(corpus)))
+    if check is None:
+        return []
+    scanned = corpus_paths(corpus) if paths is None else paths
+    return list(check({k: CorpusPaths(*map(tuple, v)) for k, v in scanned.items()}))
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,28 @@ def test_thresholds_must_cover_exactly_the_scans_sources(data: dict[str, Path]) 
         assert result.exit_code == 2 and message in result.stderr, result.output
 
 
+def _refused(thresholds: Path, data: dict[str, Path]) -> str:
+    """The error for 'formulaic' read from the paths 'prose' was calibrated on."""
+    return (
+        f"contam: error: {thresholds}: source 'formulaic' reads {data['prose']}, the paths "
+        "source 'prose' was calibrated on: its thresholds would apply to 'formulaic' "
+        "(swapped or misnamed sources); give each source its own paths, or calibrate again"
+    )
+
+
+def _warned(result: Result, thresholds: Path, data: dict[str, Path], now: Path) -> str:
+    """The one warning for 'formulaic' read from `now`, checked on stderr."""
+    line = (
+        f"{thresholds}: the thresholds for source 'formulaic' were calibrated on "
+        f"{data['formulaic']}, this scan reads {now}: applied as they are "
+        "(calibrate again if the source changed)"
+    )
+    assert (
+        result.stderr.count("calibrated on") == 1 and f"contam: warning: {line}\n" in result.stderr
+    ), result.output
+    return line
+
+
 def test_a_source_given_another_sources_calibration_paths_is_refused(
     data: dict[str, Path],
 ) -> None:
@@ -199,21 +221,23 @@ def test_a_source_given_another_sources_calibration_paths_is_refused(
     for command in (["scan", data["eval"]], ["clean", data["eval"], "-o", data["dir"] / "c.jsonl"]):
         result = run(*command, *swapped, "-n", "5", "--thresholds", thresholds)
         assert result.exit_code == 2, result.output
-        assert result.stderr.strip().splitlines() == [
-            f"contam: error: {thresholds}: source 'formulaic' reads {data['prose']}, the paths "
-            "source 'prose' was calibrated on: its thresholds would apply to 'formulaic' "
-            "(swapped or misnamed sources); give each source its own paths, or calibrate again"
-        ]
+        assert result.stderr.strip().splitlines() == [_refused(thresholds, data)]
     assert not (data["dir"] / "c.jsonl").exists()
+
+
+def _snapshot(data: dict[str, Path]) -> Path:
+    """A directory holding a copy of the formulaic source."""
+    copy = data["dir"] / "snapshot"
+    copy.mkdir()
+    (copy / "formulaic.txt").write_bytes(data["formulaic"].read_bytes())
+    return copy
 
 
 def test_other_paths_for_a_source_warn_and_its_thresholds_still_apply(
     data: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, thresholds = _calibrate(data, "--percentile", "100")
-    copy = data["dir"] / "snapshot"
-    copy.mkdir()
-    (copy / "formulaic.txt").write_bytes(data["formulaic"].read_bytes())
+    copy = _snapshot(data)
     report = data["dir"] / "r.json"
     sources = [
         "--source",
@@ -224,14 +248,7 @@ def test_other_paths_for_a_source_warn_and_its_thresholds_still_apply(
     args = ["-n", "5", "--min-run", "1000", "--thresholds", thresholds, "--report", report]
     result = run("scan", data["eval"], *sources, *args)
     assert result.exit_code == 1, result.output
-    line = (
-        f"{thresholds}: the thresholds for source 'formulaic' were calibrated on "
-        f"{data['formulaic']}, this scan reads {copy / 'formulaic.txt'}: applied as they are "
-        "(calibrate again if the source changed)"
-    )
-    assert (
-        result.stderr.count("calibrated on") == 1 and f"contam: warning: {line}\n" in result.stderr
-    )
+    line = _warned(result, thresholds, data, copy / "formulaic.txt")
     doc = assert_valid_report(report.read_bytes())
     assert line in doc["warnings"]
     assert [(r["rule"], r["source"]) for r in doc["examples"][0]["reasons"]] == [
@@ -298,3 +315,46 @@ def test_ignore_common_needs_a_corpus_not_an_index(tmp_path: Path) -> None:
     # NOTE: every n-gram of the one example is ignored: nothing was checked, which is an error.
     assert ok.exit_code == 2 and "every n-gram ignored" in ok.stderr, ok.output
     assert "no eval example could be scored" in ok.stderr
+
+
+def _index(data: dict[str, Path], name: str, *sources: object) -> Path:
+    out = data["dir"] / name
+    result = run("index", "build", *sources, "-n", "5", "-o", out)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_an_index_built_with_swapped_sources_is_refused(data: dict[str, Path]) -> None:
+    _, thresholds = _calibrate(data)
+    swapped = ["--source", f"formulaic={data['prose']}", "--source", f"prose={data['formulaic']}"]
+    index = _index(data, "idx", *swapped)
+    result = run("scan", data["eval"], "--index", index, "-n", "5", "--thresholds", thresholds)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [_refused(thresholds, data)]
+    # NOTE: an index from before contam recorded its given paths is not checked, and says so.
+    header = orjson.loads((index / "header.json").read_bytes())
+    for src in header["sources"]:
+        del src["given"]
+    (index / "header.json").write_bytes(orjson.dumps(header))
+    result = run("scan", data["eval"], "--index", index, "-n", "5", "--thresholds", thresholds)
+    assert result.exit_code in (0, 1) and "calibrated on" not in result.stderr, result.output
+    assert "calibrated_on was not checked" in result.stderr, result.output
+
+
+def test_an_index_of_other_paths_for_a_source_warns(
+    data: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, thresholds = _calibrate(data, "--percentile", "100")
+    copy = _snapshot(data)
+    moved = ["--source", f"formulaic={copy}", "--source", f"prose={data['prose']}"]
+    report = data["dir"] / "r.json"
+    args = ["-n", "5", "--min-run", "1000", "--thresholds", thresholds, "--report", report]
+    result = run("scan", data["eval"], "--index", _index(data, "idx", *moved), *args)
+    assert result.exit_code == 1, result.output
+    line = _warned(result, thresholds, data, copy)
+    assert line in assert_valid_report(report.read_bytes())["warnings"]
+    # NOTE: the same files spelled another way (relative to another directory) are the same.
+    monkeypatch.chdir(data["dir"])
+    same = ["--source", "formulaic=formulaic.txt", "--source", "prose=./prose.txt"]
+    result = run("scan", data["eval"], "--index", _index(data, "same", *same), *args)
+    assert result.exit_code == 1 and "calibrated on" not in result.stderr, result.output

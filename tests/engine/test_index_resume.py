@@ -162,11 +162,14 @@ def test_the_cli_resumes(tmp_path: Path, small: None, monkeypatch: pytest.Monkey
                             "--positions", "--jobs", "1", "--checkpoint", str(ckpt)])  # fmt: skip
     assert r.exit_code == 0, r.output
     got, want = tree(out), tree(tmp_path / "want")
-    # NOTE: the command records the directory it was given (for --verify); the library call
-    # that built `want` was given none.
+    # NOTE: the command records the directory it was given (for --verify and --thresholds);
+    # the library call that built `want` was given none.
     header = orjson.loads(got.pop("header.json"))
     assert [s.pop("roots") for s in header["sources"]] == [
         [{"path": str(corpus), "relpath": "../corpus", "include": [], "exclude": []}]
+    ]
+    assert [s.pop("given") for s in header["sources"]] == [
+        {"paths": [str(corpus)], "resolved": [str(corpus.resolve())]}
     ]
     assert header == orjson.loads(want.pop("header.json")) and got == want
     assert len(mapped) == full.ran[MapTask] - 4 and 0 not in mapped

@@ -33,6 +33,7 @@ from contam_cli.engine.corpus_index.header import (
     IndexHeader,
     describe_spec,
     file_entry,
+    given_entry,
     root_entry,
 )
 from contam_cli.engine.corpus_index.mapper import (
@@ -104,8 +105,9 @@ def build_corpus_index(
     the kernels, resumed or not. `roots`: per source name, the paths the user gave, and
     `globs` the include and exclude globs the files were found below them with: the header
     records the local directories among them, so that ``scan --index --verify`` can tell a
-    file added below one since. `on_damaged`: told of each checkpoint entry that could not be
-    read back and ran again.
+    file added below one since, and all of them (:func:`.header.given_entry`), so that ``scan
+    --index --thresholds`` checks them against the file's ``calibrated_on``. `on_damaged`:
+    told of each checkpoint entry that could not be read back and ran again.
     """
     out = Path(out)
     # NOTE: a local index cannot be written over a remote input: only paths are checked.
@@ -128,6 +130,8 @@ def build_corpus_index(
                 given = [p for p in roots.get(d["name"], ()) if isinstance(p, (str, Path))]
                 dirs = [Path(p) for p in given if not is_url(p) and Path(p).is_dir()]
                 d["roots"] = [root_entry(p, out, *globs) for p in dirs]
+                if given:
+                    d["given"] = given_entry(given)
         text = describe_spec(corpus_spec)
         header = IndexHeader(n, norm.describe(), HASH_NAME, positions, described, text)
         (tmp / "header.json").write_bytes(

@@ -14,6 +14,7 @@ from contam_cli._version import __version__
 from contam_cli.errors import IndexMismatchError, InputError
 from contam_cli.io.discover import iter_files, sha256_file
 from contam_cli.io.extract import TextSpec
+from contam_cli.io.remote import is_url, mask, resolved
 from contam_cli.text import HASH_NAME, NormConfig
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "IndexHeader",
     "describe_spec",
     "file_entry",
+    "given_entry",
     "load_header",
     "resolve_file",
     "root_entry",
@@ -40,7 +42,8 @@ class IndexHeader:
     hash: str
     positions: bool
     sources: list[dict[str, Any]]
-    """Per source: name, files (path, relpath, sha256, bytes), documents, ngrams, stored."""
+    """Per source: name, files (path, relpath, sha256, bytes), documents, ngrams, stored; and
+    from ``contam index build`` on, roots (its directories) and given (:func:`given_entry`)."""
     corpus_text: dict[str, Any] | None
     """The text rules the corpus was read with (:func:`describe_spec` of its TextSpec: fields,
     roles, id field); None in an index of a format before 3, which did not record them."""
@@ -132,6 +135,23 @@ class IndexHeader:
         build`` from this version on; not those built before, nor from a list of files."""
         return bool(self.sources) and all("roots" in src for src in self.sources)
 
+    def given_paths(self, where: Path | str) -> dict[str, tuple[list[str], list[str]]]:
+        """Per source that records them (:func:`given_entry`; not an index built before contam
+        recorded them, nor one built in Python without them), the paths it was built from, as
+        given and resolved, as a scan of those paths compares them with a thresholds file's
+        ``calibrated_on``. `where`: the index directory, for errors."""
+        out = {}
+        for src in self.sources:
+            given = src.get("given")
+            if given is None:
+                continue
+            paths, resolved = given.get("paths"), given.get("resolved")
+            lists = [v for v in (paths, resolved) if isinstance(v, list) and v]
+            if len(lists) != 2 or len(paths) != len(resolved):
+                raise InputError(Path(where) / "header.json", "invalid index header (bad given)")
+            out[str(src["name"])] = (list(map(str, paths)), list(map(str, resolved)))
+        return out
+
     def added_files(self, root: Path) -> list[tuple[Path, Path]]:
         """The files below a recorded corpus directory (found by the build's globs) that the
         index does not hold, each with its directory: added since it was built. A listing,
@@ -205,6 +225,14 @@ def _located(path: Path, out: Path) -> tuple[str, str | None]:
         return absolute, os.path.relpath(absolute, os.path.abspath(out))
     except ValueError:
         return absolute, None
+
+
+def given_entry(given: Sequence[str | os.PathLike[str]]) -> dict[str, Any]:
+    """The paths (and URLs) a source was built from as the header records them: as given, and
+    resolved (absolute, links followed, when the index is built; a URL as it is, credentials
+    masked), as ``contam calibrate`` records those it read (``calibrated_on``)."""
+    shown = [(mask(str(p)), mask(str(p))) if is_url(p) else (str(p), resolved(p)) for p in given]
+    return {"paths": [p for p, _ in shown], "resolved": [r for _, r in shown]}
 
 
 def root_entry(
