@@ -3,6 +3,10 @@ table, the separators above ASCII blanked, and the edges of every run of non-sep
 
 from __future__ import annotations
 
+import importlib.util
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +16,7 @@ from contam_cli.text.accel import kernels
 from contam_cli.text.tokenizer import _blank_unicode_separators, _translate_table
 
 K = kernels()
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_translate.py"
 pytestmark = pytest.mark.skipif(K is None, reason="numba (extra fast) is not installed")
 
 
@@ -69,3 +74,21 @@ _BYTES = st.sampled_from(
 @given(data=st.lists(_BYTES, max_size=80), casefold=st.booleans())
 def test_random_chunks_equal_the_definition(data: list[int], casefold: bool) -> None:
     _check(bytes(data), casefold)
+
+
+def test_the_benchmark_script_times_every_chunk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = importlib.util.spec_from_file_location("bench_translate", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.jsonl").write_bytes(
+        b'{"text": "Caf\xc3\xa9 \xe2\x80\x94 ok"}\n' * 900
+    )
+    assert script.main([str(tmp_path), "--chunk-mb", "0.01", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    assert re.fullmatch(r"translate_edges: 0\.0 MB in 3 chunks, least [\d.]+ ns/B, median [\d.]+ "
+                        r"ns/B \(2 rounds\)\n", out), out  # fmt: skip
+    assert script.main([str(tmp_path / "corpus"), "--repeat", "1"]) == 2  # no corpus/ below it
