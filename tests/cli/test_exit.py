@@ -108,3 +108,27 @@ def test_the_collector_thresholds_hold_while_the_command_runs_and_are_restored(
         signal.signal(signal.SIGTERM, handler)  # NOTE: run() installs the command's handler
     assert seen == [given or before]
     assert gc.get_threshold() == before
+
+
+_BLAS = """
+import os, sys
+from contam_cli import entry
+entry.run = lambda **kw: print(os.environ.get("OPENBLAS_NUM_THREADS"), "numpy" in sys.modules) or 0
+entry.main()
+"""
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("3", "3")])
+def test_main_keeps_blas_to_one_thread_unless_the_environment_says(
+    given: str | None, seen: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(ROOT)
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    proc = subprocess.run(
+        [sys.executable, "-c", _BLAS], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    # NOTE: set before numpy is first imported, which is when OpenBLAS reads it
+    assert proc.stdout.split() == [seen, "False"]
