@@ -132,3 +132,21 @@ def test_main_keeps_blas_to_one_thread_unless_the_environment_says(
     assert proc.returncode == 0, proc.stderr
     # NOTE: set before numpy is first imported, which is when OpenBLAS reads it
     assert proc.stdout.split() == [seen, "False"]
+
+
+_SCAN = """
+import sys
+from contam_cli import entry
+sys.argv = ["contam", "scan", sys.argv[1], "--corpus", sys.argv[2], "--no-fail"]
+code = entry.run()
+print(code, sorted(m for m in sys.modules if m.split(".")[0] == "pydantic"))
+"""
+
+
+def test_a_scan_does_not_import_pydantic() -> None:
+    # NOTE: what typer 0.29 imports to build each parameter's converter, 0.08 s of each start
+    # (pyproject.toml keeps typer below it)
+    examples = ROOT / "fixtures" / "contamination_detector" / "examples"
+    proc = _python(_SCAN, str(examples / "benchmark.jsonl"), str(examples / "corpus"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "0 []"
