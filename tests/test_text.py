@@ -188,13 +188,26 @@ def test_format_characters_are_ignored_entirely(text: str) -> None:
 def test_every_format_character_and_mark_lies_where_the_patterns_look() -> None:
     # The token patterns read categories only in MARK_PLANES (a sixth of the code points); no
     # Cf, Mn, Mc or Me character of this Python's Unicode database lies outside them.
-    from contam_cli.text.normalize import MARK_PLANES
+    from contam_cli.text.unicode_ranges import MARK_PLANES
 
     scanned = {c for plane in MARK_PLANES for c in plane}
     kinds = ("Cf", "Mn", "Mc", "Me")
     outside = [hex(c) for c in range(sys.maxunicode + 1)
                if c not in scanned and unicodedata.category(chr(c)) in kinds]  # fmt: skip
     assert outside == []
+
+
+def test_the_mark_ranges_hold_every_format_character_and_mark_and_nothing_else() -> None:
+    from contam_cli.text.unicode_ranges import mark_ranges
+
+    fmt, marks = mark_ranges()
+    for ranges in (fmt, marks):  # sorted, disjoint, never two touching (merged)
+        assert all(a <= b < c - 1 for (a, b), (c, _) in zip(ranges, ranges[1:]))
+    spans = {cp for a, b in fmt for cp in range(a, b + 1)}
+    mark_spans = {cp for a, b in marks for cp in range(a, b + 1)}
+    cats = [unicodedata.category(chr(c)) for c in range(sys.maxunicode + 1)]
+    assert spans == {c for c, k in enumerate(cats) if k == "Cf"}
+    assert mark_spans == {c for c, k in enumerate(cats) if k in ("Mn", "Mc", "Me")}
 
 
 def test_every_format_character_is_ignored() -> None:

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from contam_cli.text.unicode_ranges import mark_ranges
+
 __all__ = [
     "NormConfig",
     "normalize",
@@ -93,28 +95,17 @@ _SEG = _char_class(SEGMENTED_RANGES)
 _SEGMENTED_RE = re.compile(f"[{_SEG}]")
 
 
-#: Where Unicode puts format characters and combining marks: the Basic and Supplementary
-#: Multilingual Planes and plane 14 (tags, variation selectors). Planes 2 and 3 hold ideographs,
-#: 4 to 13 are unassigned, 15 and 16 private use; ``tests/test_text.py`` checks every Cf, Mn,
-#: Mc and Me character of the running Python's database lies here.
-MARK_PLANES = (range(0x20000), range(0xE0000, 0xF0000))
-
-
 @functools.cache
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The token pattern and the format-character pattern, from this Python's Unicode database
-    (built on first use, by a process that meets a non-ASCII word, from the categories of
-    the code points of MARK_PLANES: about 0.05 s, where all of them took 0.3)."""
-    category = unicodedata.category
-    chars = [chr(c) for plane in MARK_PLANES for c in plane]
-    fmt = [c for c in chars if category(c) == "Cf"]
-    marks = [c for c in chars if category(c) in ("Mn", "Mc", "Me")]
-    m = "".join(map(re.escape, marks))
+    (built on first use, by a process that meets a non-ASCII word, from :func:`mark_ranges`)."""
+    fmt, marks = mark_ranges()
+    m = _char_class(marks)
     # NOTE: `[^\W_]` is "a Unicode letter or digit" in Python's re (\w minus the underscore);
     # no combining mark is one. A token: a segmented character that is not a mark, or a run of
     # other letters and digits, each followed by the combining marks after it.
     token = re.compile(f"(?![{m}])[{_SEG}][{m}]*|[^\\W_{_SEG}]+(?:[{m}]+[^\\W_{_SEG}]*)*")
-    return token, re.compile(f"[{''.join(map(re.escape, fmt))}]+")
+    return token, re.compile(f"[{_char_class(fmt)}]+")
 
 
 #: The token rule as reports, indexes and caches record it (``NormConfig.describe()["tokens"]``).

@@ -17,6 +17,7 @@ from contam_cli.text.normalize import (
     normalize,
     tokenize,
 )
+from contam_cli.text.unicode_ranges import mark_ranges
 
 __all__ = ["IGNORED", "JOINING", "SEPARATOR", "SINGLE", "SLOW", "fast_table", "word_table"]
 
@@ -106,9 +107,8 @@ def word_table(norm: NormConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 kinds[cp] = JOINING
                 fold[cp] = int.from_bytes(data, "little")
                 fold_len[cp] = len(data)
-    for cp in range(0x10000):
-        if unicodedata.category(chr(cp)) == "Cf":
-            kinds[cp] = IGNORED
+    for lo, hi in mark_ranges()[0]:  # the format characters
+        kinds[lo : min(hi, 0xFFFF) + 1] = IGNORED
     return kinds, fold, fold_len
 
 
