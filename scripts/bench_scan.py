@@ -379,6 +379,12 @@ def main(argv: list[str] | None = None) -> int:
         f"peak RSS includes the {own_rss:.0f} MB this script held when it started each "
         f"tool (Linux children inherit it): no figure can be lower"
     )
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        notes.append(
+            "PYTHONDONTWRITEBYTECODE is set: every contam start compiled the Python sources "
+            "that have no bytecode yet (an editable install's own modules), which an installed "
+            "contam does not do; unset it and rerun for the figures a user sees"
+        )
     mismatches = judge(contam_rows, ref)
     print_results(bench, meta, rows, notes, mismatches)
     if mismatches:
