@@ -48,8 +48,8 @@ def _terminated(signum: int, frame: Any) -> None:
 BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
 """Set for the process (where the environment does not set them) before numpy is imported:
 contam divides work among processes, not BLAS threads, and OpenBLAS's idle threads spun on the
-other cores, 0.1-0.2 CPU-s of a 1 GB scan (``/usr/bin/time`` on ``contam scan``, three runs each
-way)."""
+other cores, 0.12-0.27 CPU-s of a 1 GB scan (``/usr/bin/time`` on ``contam scan --jobs 1``, three
+interleaved pairs of runs)."""
 
 
 def main() -> None:

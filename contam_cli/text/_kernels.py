@@ -13,7 +13,6 @@ _U = np.uint64
 P, Q, QI, K, F1, F2 = _U(_P), _U(_Q), _U(_Q_INV), _U(_K), _U(_F1), _U(_F2)
 F1_INV, F2_INV = _U(pow(_F1, -1, 1 << 64)), _U(pow(_F2, -1, 1 << 64))
 S33, S8, HIGH, ALL = _U(33), _U(8), _U(0x8080808080808080), _U(0xFFFFFFFFFFFFFFFF)
-LOW, LEAD3, LEAD2 = _U(0x0101010101010101), _U(0xE2E2E2E2E2E2E2E2), _U(0xC2C2C2C2C2C2C2C2)
 SPACE = np.uint8(0x20)
 _BEYOND = np.int64(2**62)  # past any chunk's last byte
 
@@ -297,16 +296,22 @@ def _sep3(b1, b2):  # noqa: ANN001, ANN202
 
 
 @njit(cache=True, nogil=True)
-def _blanked(buf, i, n):  # noqa: ANN001, ANN202
-    """Whether byte `i` of `buf` (`n` bytes) belongs to a separator above ASCII (U+00A0 or
-    :func:`_sep3`'s), the sequence cut by neither end of the chunk: the vector loop's test with
-    bounds checks, for the first and last two bytes."""
+def _edge_byte(buf, i, n, fold):  # noqa: ANN001, ANN202
+    """Byte `i` of `buf` (`n` bytes) translated as the vector loop of :func:`translate_edges`
+    does, with bounds checks: for the first and last two bytes, whose neighbours may be
+    missing (a separator sequence cut by either end of the chunk is not one)."""
+    b = buf[i]
+    alnum = (0x30 <= b <= 0x39) or (0x41 <= b <= 0x5A) or (0x61 <= b <= 0x7A) or b >= 0x80
     for lead in range(max(i - 2, 0), i + 1):
         if buf[lead] == 0xE2 and lead + 2 < n and _sep3(buf[lead + 1], buf[lead + 2]):
-            return True
-    if buf[i] == 0xC2 and i + 1 < n and buf[i + 1] == 0xA0:
-        return True
-    return i >= 1 and buf[i - 1] == 0xC2 and buf[i] == 0xA0
+            alnum = False
+    if (b == 0xC2 and i + 1 < n and buf[i + 1] == 0xA0) or (
+        i >= 1 and buf[i - 1] == 0xC2 and b == 0xA0
+    ):
+        alnum = False
+    if not alnum:
+        return SPACE
+    return b | fold if 0x41 <= b <= 0x5A else b
 
 
 @njit(cache=True, nogil=True)
@@ -350,15 +355,10 @@ def translate_edges(buf, casefold):  # noqa: ANN001, ANN201
         )
         v = b | (fold if upper else np.uint8(0))
         out[i] = SPACE if blank else (v if keep else SPACE)
-    for i in (0, 1, n - 2, n - 1):
-        if i < 0 or i >= n or (2 <= i < n - 2):
-            continue
-        b = buf[i]
-        alnum = (0x30 <= b <= 0x39) or (0x41 <= b <= 0x5A) or (0x61 <= b <= 0x7A) or b >= 0x80
-        if not alnum or _blanked(buf, i, n):
-            out[i] = SPACE
-        else:
-            out[i] = b | fold if 0x41 <= b <= 0x5A else b
+    for i in range(min(2, n)):
+        out[i] = _edge_byte(buf, i, n, fold)
+    for i in range(max(2, n - 2), n):
+        out[i] = _edge_byte(buf, i, n, fold)
     edges = np.empty(n, np.int64)
     c = 0
     prev = 0

@@ -31,5 +31,4 @@ def mark_ranges() -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], .
                     ranges[-1][1] = cp
                 else:
                     ranges.append([cp, cp])
-    fmt, marks = (tuple((a, b) for a, b in found[k]) for k in "CM")
-    return fmt, marks
+    return tuple((a, b) for a, b in found["C"]), tuple((a, b) for a, b in found["M"])
